@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages faultwin needs. A no-op (no apt call at all)
+# when every package is already installed, so a warm `make deps` takes seconds.
+set -euo pipefail
+
+packages=(
+  # the harness and the reference supervisor at run time
+  nftables iproute2 xvfb openbox x11-utils tar util-linux procps
+  # CRIU 4.2 build dependencies (see scripts/install-criu.sh)
+  build-essential pkgconf libbsd-dev libcap-dev libgnutls28-dev libnet1-dev
+  libnftables-dev libnl-3-dev libprotobuf-c-dev libprotobuf-dev
+  protobuf-c-compiler protobuf-compiler uuid-dev python3-protobuf
+  xz-utils ca-certificates
+  # headless report checks
+  chromium
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "deps: all ${#packages[@]} Debian packages present"
+  exit 0
+fi
+
+if [[ $(id -u) != 0 ]]; then
+  echo "deps: missing packages: ${missing[*]}" >&2
+  echo "deps: run as root: sudo make deps" >&2
+  exit 1
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: installed ${#missing[@]} packages"

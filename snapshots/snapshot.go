@@ -1,0 +1,92 @@
+// Package snapshots holds the harness's plain-struct view of host state and
+// the pure helpers that scope and compare it. Capturing lives in
+// snapshots/host; this package imports the standard library only, so criteria
+// and replay can use it without root.
+package snapshots
+
+import "time"
+
+// PID identifies a process across PID reuse: a pid alone can be recycled, the
+// pair (pid, start time in clock ticks since boot) cannot within one boot.
+type PID struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"start"`
+}
+
+// Process is one host process that could belong to a faultwin run.
+type Process struct {
+	PID        int               `json:"pid"`
+	StartTime  uint64            `json:"start"` // field 22 of /proc/<pid>/stat
+	PPID       int               `json:"ppid"`
+	State      string            `json:"state"` // "R", "S", "D", "Z", ...
+	Comm       string            `json:"comm"`
+	Argv       []string          `json:"argv,omitempty"`
+	RunEnv     string            `json:"run_env,omitempty"` // value of FAULTWIN_RUN in its environment
+	Cwd        string            `json:"cwd,omitempty"`
+	Root       string            `json:"root,omitempty"`
+	Files      []string          `json:"files,omitempty"` // open file paths inside the snapshot's roots
+	NS         map[string]uint64 `json:"ns,omitempty"`    // "pid", "mnt", "net" -> namespace inode
+	NSpid      []int             `json:"nspid,omitempty"` // pids from the host's pidns inward
+	Decoy      bool              `json:"decoy,omitempty"` // started by the harness as a decoy
+	Unreadable string            `json:"unreadable,omitempty"`
+}
+
+// ID returns the reuse-proof identity of p.
+func (p Process) ID() PID { return PID{p.PID, p.StartTime} }
+
+// Zombie reports whether p has exited and waits for its parent to reap it.
+func (p Process) Zombie() bool { return p.State == "Z" || p.State == "X" }
+
+// Mount is one mount under the snapshot's roots, in the host mount namespace
+// (NS == host) or in a foreign one seen through a process living there.
+type Mount struct {
+	ID         int    `json:"id"`
+	Parent     int    `json:"parent"`
+	MountPoint string `json:"mountpoint"`
+	FSType     string `json:"fstype"`
+	Source     string `json:"source,omitempty"`
+	NS         uint64 `json:"ns"`            // mount namespace inode
+	Foreign    bool   `json:"foreign"`       // not the harness's own mount namespace
+	SeenVia    int    `json:"via,omitempty"` // pid whose mountinfo showed it (foreign only)
+	Decoy      bool   `json:"decoy,omitempty"`
+}
+
+// Link is a network interface of the host network namespace.
+type Link struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"`
+	Kind  string `json:"kind"`
+	Up    bool   `json:"up"`
+}
+
+// Table is an nftables table of the host network namespace.
+type Table struct {
+	Family string `json:"family"`
+	Name   string `json:"name"`
+}
+
+// File is a path the criteria care about: an X11 socket or lock, a ledger, a
+// CRIU leftover under /tmp.
+type File struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"`             // "socket", "symlink", "file", "dir"
+	Target string `json:"target,omitempty"` // for symlinks
+}
+
+// Snapshot is one read of host state, scoped to what the criteria judge.
+type Snapshot struct {
+	Label     string            `json:"label"` // "preflight", "after_death", "after_sweep", "after_sweep2"
+	TakenAt   time.Time         `json:"taken_at"`
+	Processes []Process         `json:"processes"`
+	Mounts    []Mount           `json:"mounts"`
+	Links     []Link            `json:"links"`
+	Tables    []Table           `json:"tables"`
+	X11       []File            `json:"x11"`
+	Ledgers   []File            `json:"ledgers"`
+	CRIUTmp   []File            `json:"criu_tmp"` // /tmp/.criu.*
+	Sysctls   map[string]string `json:"sysctls"`
+	Cgroups   []string          `json:"cgroups"` // cgroup directories named for faultwin or criu
+	// Incomplete lists what could not be read; criteria refuse to judge an
+	// incomplete snapshot rather than pass on missing evidence.
+	Incomplete []string `json:"incomplete,omitempty"`
+}
