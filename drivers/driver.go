@@ -131,6 +131,9 @@ type Driver interface {
 	Reap(ctx context.Context) (Death, error)
 	// Trace reads the fault trace; it must be called before any sweep.
 	Trace() ([]TracePoint, error)
+	// LedgeredMounts returns the mount points the run's ledger records, read
+	// before any sweep (O1 compares them with the mounts really there).
+	LedgeredMounts() ([]string, error)
 	// Logs returns the supervisor's and CRIU's logs by name, before any sweep.
 	Logs() map[string]string
 	// Sweep runs the supervisor's own sweep of the run.

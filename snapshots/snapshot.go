@@ -86,7 +86,26 @@ type Snapshot struct {
 	CRIUTmp   []File            `json:"criu_tmp"` // /tmp/.criu.*
 	Sysctls   map[string]string `json:"sysctls"`
 	Cgroups   []string          `json:"cgroups"` // cgroup directories named for faultwin or criu
+	Extra     []File            `json:"extra"`   // files under Roots.Extra (the decoys' own files)
 	// Incomplete lists what could not be read; criteria refuse to judge an
 	// incomplete snapshot rather than pass on missing evidence.
 	Incomplete []string `json:"incomplete,omitempty"`
+}
+
+// DecoyProcess is a process the harness started to look like another run's.
+type DecoyProcess struct {
+	PID
+	Tag string `json:"tag"` // its argv tag, "faultwin:<other run>"
+	Cwd string `json:"cwd"`
+}
+
+// Decoys are what the harness plants next to a run, each of which the
+// supervisor's sweep must leave untouched (P5) and no criterion may count as
+// the run's (the classic harness defect: its own decoy judged unledgered).
+type Decoys struct {
+	Run       string         `json:"run"` // the prefix-colliding sibling run id ("<run>0")
+	Dir       string         `json:"dir"` // <StateRoot>/<sibling run>
+	Processes []DecoyProcess `json:"processes"`
+	Mounts    []string       `json:"mounts"` // tmpfs at unrecorded paths
+	Files     []string       `json:"files"`
 }
