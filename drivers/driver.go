@@ -120,8 +120,9 @@ func (r SweepReport) Empty() bool {
 type Driver interface {
 	// Name is the supervisor's name in rows ("refsup").
 	Name() string
-	// Prepare starts a fresh supervisor for a new run and builds pre.
-	Prepare(ctx context.Context, pre Precondition) (Scope, error)
+	// Prepare starts a fresh supervisor for run (an id the runner chose, so
+	// decoys named after it exist before the supervisor does) and builds pre.
+	Prepare(ctx context.Context, run string, pre Precondition) (Scope, error)
 	// Arm arms f for the next operation only.
 	Arm(ctx context.Context, f Fault) error
 	// Trigger starts op ("restore", "checkpoint", "destroy", "sweep", "idle")
