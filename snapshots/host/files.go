@@ -1,0 +1,160 @@
+package host
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"faultwin/snapshots"
+)
+
+// ledgerDepth bounds the search for ledger files below the state root:
+// <root>/<run>/ledger.json is at depth 2, one level of nesting more is
+// allowed. Session roots (overlays of the whole host) sit deeper and are
+// never walked.
+const ledgerDepth = 3
+
+// extraDepth bounds the listing of each Roots.Extra dir.
+const extraDepth = 2
+
+// captureTmp lists the X11 sockets and links of roots.X11Dir with the
+// X server lock files of roots.TmpDir, and CRIU's leftovers in
+// roots.TmpDir, each sorted by path.
+// Equivalent to: ls -la /tmp/.X11-unix /tmp/.X*-lock /tmp/.criu.*.
+func captureTmp(roots snapshots.Roots, inc *incomplete) (x11, criu []snapshots.File) {
+	x11, criu = []snapshots.File{}, []snapshots.File{}
+	if roots.X11Dir != "" {
+		ents, err := readDir(roots.X11Dir)
+		if err != nil {
+			inc.add("x11: %v", err)
+		}
+		for _, e := range ents {
+			x11 = append(x11, fileOf(filepath.Join(roots.X11Dir, e.Name()), e.Type()))
+		}
+	}
+	if roots.TmpDir != "" {
+		ents, err := readDir(roots.TmpDir)
+		if err != nil {
+			inc.add("tmp: %v", err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			path := filepath.Join(roots.TmpDir, name)
+			switch {
+			case strings.HasPrefix(name, ".X") && strings.HasSuffix(name, "-lock"):
+				x11 = append(x11, fileOf(path, e.Type()))
+			case strings.HasPrefix(name, snapshots.CRIUTmpPrefix):
+				criu = append(criu, fileOf(path, e.Type()))
+			}
+		}
+	}
+	sortFiles(x11)
+	sortFiles(criu)
+	return x11, criu
+}
+
+// captureLedgers finds the ledger files (ledger.json or *.ledger) up to
+// ledgerDepth below the state root, sorted by path.
+// Equivalent to: find <root> -maxdepth 3 \( -name ledger.json -o -name '*.ledger' \).
+func captureLedgers(stateRoot string, inc *incomplete) []snapshots.File {
+	out := []snapshots.File{}
+	if stateRoot == "" {
+		return out
+	}
+	walk(stateRoot, ledgerDepth, inc, "ledgers", func(path string, t fs.FileMode) {
+		name := filepath.Base(path)
+		if t.IsRegular() && (name == "ledger.json" || strings.HasSuffix(name, ".ledger")) {
+			out = append(out, fileOf(path, t))
+		}
+	})
+	sortFiles(out)
+	return out
+}
+
+// captureExtra lists what lies up to extraDepth below each extra dir, plus
+// each decoy file that exists, sorted by path.
+// Equivalent to: find <extra> -mindepth 1 -maxdepth 2.
+func captureExtra(dirs, decoyFiles []string, inc *incomplete) []snapshots.File {
+	out := []snapshots.File{}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		walk(d, extraDepth, inc, "extra", func(path string, t fs.FileMode) {
+			if !seen[path] {
+				seen[path] = true
+				out = append(out, fileOf(path, t))
+			}
+		})
+	}
+	for _, p := range decoyFiles {
+		p = filepath.Clean(p)
+		if seen[p] {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				inc.add("extra: %v", err)
+			}
+			continue
+		}
+		seen[p] = true
+		out = append(out, fileOf(p, fi.Mode().Type()))
+	}
+	sortFiles(out)
+	return out
+}
+
+// walk calls fn for every entry up to depth levels below dir, without
+// following symbolic links. A missing dir is empty; other read errors are
+// recorded under what.
+func walk(dir string, depth int, inc *incomplete, what string, fn func(path string, t fs.FileMode)) {
+	if depth <= 0 {
+		return
+	}
+	ents, err := readDir(dir)
+	if err != nil {
+		inc.add("%s: %v", what, err)
+	}
+	for _, e := range ents {
+		path := filepath.Join(dir, e.Name())
+		fn(path, e.Type())
+		if e.IsDir() {
+			walk(path, depth-1, inc, what, fn)
+		}
+	}
+}
+
+// readDir lists dir; a missing dir has no entries and is no error.
+func readDir(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return ents, err
+}
+
+// fileOf records path with its kind; a symbolic link gets its target.
+func fileOf(path string, t fs.FileMode) snapshots.File {
+	f := snapshots.File{Path: path}
+	switch {
+	case t&fs.ModeSocket != 0:
+		f.Kind = "socket"
+	case t&fs.ModeSymlink != 0:
+		f.Kind = "symlink"
+		f.Target, _ = os.Readlink(path)
+	case t.IsDir():
+		f.Kind = "dir"
+	case t.IsRegular():
+		f.Kind = "file"
+	default:
+		f.Kind = "other"
+	}
+	return f
+}
+
+func sortFiles(fs []snapshots.File) {
+	slices.SortFunc(fs, func(a, b snapshots.File) int { return strings.Compare(a.Path, b.Path) })
+}

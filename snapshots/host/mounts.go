@@ -1,0 +1,99 @@
+package host
+
+import (
+	"cmp"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/moby/sys/mountinfo"
+
+	"faultwin/snapshots"
+)
+
+// captureMounts lists the mounts in scope: those of the harness's own mount
+// namespace, then, once per foreign mount namespace, those seen through an
+// in-scope process living there. Sorted host first, then by namespace,
+// mount point and id.
+// Equivalent to: findmnt -rn -o ID,PARENT,TARGET,FSTYPE,SOURCE [-N <pid>].
+func captureMounts(root string, self selfNS, procs []snapshots.Process, roots snapshots.Roots, decoys snapshots.Decoys, inc *incomplete) []snapshots.Mount {
+	decoy := map[string]bool{}
+	for _, d := range decoys.Mounts {
+		decoy[filepath.Clean(d)] = true
+	}
+	out := []snapshots.Mount{}
+	host, err := readMounts(filepath.Join(root, "self", "mountinfo"), roots, decoy)
+	if err != nil {
+		inc.add("mounts: own namespace: %v", err)
+	}
+	for _, m := range host {
+		m.NS = self.mnt
+		out = append(out, m)
+	}
+
+	// One process per foreign namespace is enough; if it exits before its
+	// mountinfo is read, the next one in that namespace is tried.
+	done := map[uint64]bool{}
+	failed := map[uint64]error{}
+	for _, p := range procs {
+		ns := p.NS["mnt"]
+		if ns == 0 || ns == self.mnt || done[ns] {
+			continue
+		}
+		ms, err := readMounts(filepath.Join(root, strconv.Itoa(p.PID), "mountinfo"), roots, decoy)
+		if err != nil {
+			failed[ns] = err
+			continue
+		}
+		done[ns] = true
+		delete(failed, ns)
+		for _, m := range ms {
+			m.NS, m.Foreign, m.SeenVia = ns, true, p.PID
+			out = append(out, m)
+		}
+	}
+	for _, ns := range slices.Sorted(maps.Keys(failed)) {
+		inc.add("mounts: mount namespace %d: %v", ns, failed[ns])
+	}
+	slices.SortFunc(out, func(a, b snapshots.Mount) int {
+		if a.Foreign != b.Foreign {
+			if a.Foreign {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.NS, b.NS), strings.Compare(a.MountPoint, b.MountPoint), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// readMounts parses one mountinfo file and keeps the mounts in scope: a
+// mount point under the roots or a CRIU leftover, a cgroup yard by mount
+// point or source, or an exact decoy path.
+func readMounts(path string, roots snapshots.Roots, decoy map[string]bool) ([]snapshots.Mount, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	infos, err := mountinfo.GetMountsFromReader(f, func(i *mountinfo.Info) (skip, stop bool) {
+		keep := roots.InScope(i.Mountpoint) || decoy[i.Mountpoint] ||
+			strings.Contains(i.Mountpoint, snapshots.CgyardMarker) ||
+			strings.Contains(i.Source, snapshots.CgyardMarker)
+		return !keep, false
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]snapshots.Mount, 0, len(infos))
+	for _, i := range infos {
+		out = append(out, snapshots.Mount{
+			ID: i.ID, Parent: i.Parent, MountPoint: i.Mountpoint, FSType: i.FSType,
+			Source: i.Source, Decoy: decoy[i.Mountpoint],
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,353 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/prometheus/procfs"
+
+	"faultwin/snapshots"
+)
+
+// pfKthread is PF_KTHREAD in the flags field of /proc/<pid>/stat: kernel
+// threads cannot belong to a run and are skipped unread.
+const pfKthread = 0x00200000
+
+// procScan reads the process table once and keeps what the roots scope in.
+type procScan struct {
+	root   string // proc mount
+	fs     procfs.FS
+	roots  snapshots.Roots
+	decoys map[int][]uint64 // decoy pid -> start times (0: any)
+	self   selfNS
+}
+
+// selfNS holds the harness's own namespaces, the "host" of a capture.
+type selfNS struct {
+	pid, mnt, net uint64
+}
+
+// candidate is one process while the scan decides whether it is in scope.
+type candidate struct {
+	p       snapshots.Process
+	pidns   uint64
+	zombie  bool
+	include bool
+	nspid   bool // NSpid already read
+}
+
+func newProcScan(root string, roots snapshots.Roots, decoys snapshots.Decoys) *procScan {
+	ps := &procScan{root: root, roots: roots, decoys: map[int][]uint64{}}
+	for _, d := range decoys.Processes {
+		ps.decoys[d.PID.PID] = append(ps.decoys[d.PID.PID], d.StartTime)
+	}
+	return ps
+}
+
+// scan lists the processes in scope, sorted by (pid, start time). It fails
+// only when the process table itself cannot be listed.
+// Equivalent to: ps -eo pid,lstart,ppid,stat,comm,args plus /proc/<pid>/{environ,cwd,root,fd,ns}.
+func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Process, error) {
+	pfs, err := procfs.NewFS(ps.root)
+	if err != nil {
+		return nil, err
+	}
+	ps.fs = pfs
+	ps.readSelf(inc)
+	all, err := pfs.AllProcs()
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]*candidate, 0, len(all))
+	for _, pr := range all {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if c := ps.read(pr); c != nil {
+			cands = append(cands, c)
+		}
+	}
+	ps.decide(cands)
+	out := []snapshots.Process{}
+	for _, c := range cands {
+		if c.include && ps.complete(c) {
+			out = append(out, c.p)
+		}
+	}
+	slices.SortFunc(out, func(a, b snapshots.Process) int {
+		if a.PID != b.PID {
+			return a.PID - b.PID
+		}
+		return cmp.Compare(a.StartTime, b.StartTime)
+	})
+	return out, nil
+}
+
+func (ps *procScan) readSelf(inc *incomplete) {
+	var err error
+	for _, ns := range []struct {
+		name string
+		dst  *uint64
+	}{{"pid", &ps.self.pid}, {"mnt", &ps.self.mnt}, {"net", &ps.self.net}} {
+		if *ns.dst, err = readNS(ps.root, "self", ns.name); err != nil {
+			inc.add("processes: own %s namespace: %v", ns.name, err)
+		}
+	}
+}
+
+// read gathers what the scoping rules need from one process; nil means it
+// is gone or a kernel thread.
+func (ps *procScan) read(pr procfs.Proc) *candidate {
+	st, err := pr.Stat()
+	if err != nil {
+		if gone(err) {
+			return nil
+		}
+		return &candidate{p: snapshots.Process{PID: pr.PID, Unreadable: "stat: " + err.Error()}, include: true}
+	}
+	if st.Flags&pfKthread != 0 {
+		return nil
+	}
+	c := &candidate{p: snapshots.Process{
+		PID: pr.PID, StartTime: st.Starttime, PPID: st.PPID, State: st.State, Comm: st.Comm,
+	}}
+	c.zombie = c.p.Zombie()
+	var bad reasons
+	note := bad.note
+
+	argv, err := pr.CmdLine()
+	note("cmdline", err)
+	if len(argv) > 0 {
+		c.p.Argv = argv
+	}
+	if !c.zombie {
+		env, err := pr.Environ()
+		note("environ", err)
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, snapshots.RunEnvKey+"="); ok {
+				c.p.RunEnv = v
+			}
+		}
+		c.p.Cwd, err = pr.Cwd()
+		note("cwd", err)
+		c.p.Root, err = pr.RootDir()
+		note("root", err)
+		c.p.Files, err = ps.files(pr.PID)
+		note("fd", err)
+	}
+	c.pidns, err = readNS(ps.root, strconv.Itoa(pr.PID), "pid")
+	note("ns/pid", err)
+
+	if len(bad.order) > 0 {
+		// A process exiting between two reads looks unreadable: read its
+		// stat again and judge by what it is now.
+		now, err := pr.Stat()
+		switch {
+		case err != nil && gone(err):
+			return nil
+		case err == nil && now.Starttime != st.Starttime:
+			return nil // the pid was reused under us
+		case err == nil && (now.State == "Z" || now.State == "X"):
+			c.p.State, c.zombie = now.State, true
+		default:
+			c.p.Unreadable = bad.String()
+		}
+	}
+	return c
+}
+
+// files returns the open file paths of pid that lie in scope.
+// Equivalent to: ls -l /proc/<pid>/fd.
+func (ps *procScan) files(pid int) ([]string, error) {
+	dir := filepath.Join(ps.root, strconv.Itoa(pid), "fd")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil || !strings.HasPrefix(target, "/") {
+			continue // closed meanwhile, or a socket, pipe or anon inode
+		}
+		if ps.roots.InScope(target) && !slices.Contains(out, target) {
+			out = append(out, target)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// decide applies the scoping rules: first those a process meets on its own,
+// then, until nothing changes, membership of a pid namespace whose init is
+// in scope and zombies whose parent is in scope.
+func (ps *procScan) decide(cands []*candidate) {
+	byPID := make(map[int]*candidate, len(cands))
+	inits := map[uint64]*candidate{}
+	for _, c := range cands {
+		byPID[c.p.PID] = c
+		c.p.Decoy = ps.isDecoy(c.p)
+		// A process that could not be read fully cannot be ruled out, so it is
+		// kept (unconfirmed, not clean), except the init of the harness's own
+		// pid namespace, which predates every run.
+		unsure := c.p.Unreadable != "" && !(c.p.PID == 1 && !ps.foreign(c))
+		if c.p.Decoy || unsure || ps.direct(c.p) {
+			c.include = true
+		}
+		if ps.foreign(c) {
+			ps.readNSpid(c)
+			if n := len(c.p.NSpid); n > 1 && c.p.NSpid[n-1] == 1 {
+				inits[c.pidns] = c
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, c := range cands {
+			if c.include {
+				continue
+			}
+			if init := inits[c.pidns]; ps.foreign(c) && init != nil && init.include {
+				c.include, changed = true, true
+			}
+			if parent := byPID[c.p.PPID]; c.zombie && parent != nil && parent.include {
+				c.include, changed = true, true
+			}
+		}
+	}
+}
+
+// direct reports whether p is in scope by its own facts: a run tag in argv,
+// the run variable in its environment, CRIU's name, or a cwd, root or open
+// file in scope.
+func (ps *procScan) direct(p snapshots.Process) bool {
+	if p.Comm == "criu" || p.RunEnv != "" || len(p.Files) > 0 {
+		return true
+	}
+	if ps.roots.InScope(p.Cwd) || ps.roots.InScope(p.Root) {
+		return true
+	}
+	return slices.ContainsFunc(p.Argv, func(a string) bool { return strings.HasPrefix(a, snapshots.TagPrefix) })
+}
+
+func (ps *procScan) foreign(c *candidate) bool {
+	return c.pidns != 0 && ps.self.pid != 0 && c.pidns != ps.self.pid
+}
+
+func (ps *procScan) isDecoy(p snapshots.Process) bool {
+	return slices.ContainsFunc(ps.decoys[p.PID], func(start uint64) bool {
+		return start == 0 || start == p.StartTime
+	})
+}
+
+func (ps *procScan) readNSpid(c *candidate) {
+	if c.nspid {
+		return
+	}
+	c.nspid = true
+	pr, err := ps.fs.Proc(c.p.PID)
+	if err != nil {
+		return
+	}
+	st, err := pr.NewStatus()
+	if err != nil {
+		return
+	}
+	c.p.NSpid = nil
+	for _, n := range st.NSpids {
+		c.p.NSpid = append(c.p.NSpid, int(n))
+	}
+}
+
+// complete adds what is recorded only for processes in scope: NSpid and the
+// namespace inodes. It reports false when the process vanished meanwhile.
+func (ps *procScan) complete(c *candidate) bool {
+	ps.readNSpid(c)
+	if c.p.StartTime == 0 && c.p.Unreadable != "" {
+		return true // stat itself was unreadable: nothing more to add
+	}
+	c.p.NS = map[string]uint64{}
+	if c.pidns != 0 {
+		c.p.NS["pid"] = c.pidns
+	}
+	var bad reasons
+	for _, name := range []string{"mnt", "net"} {
+		ino, err := readNS(ps.root, strconv.Itoa(c.p.PID), name)
+		switch {
+		case err == nil:
+			c.p.NS[name] = ino
+		case c.zombie:
+			// an exited task has no mount or network namespace left
+		case gone(err):
+			if _, serr := os.Stat(filepath.Join(ps.root, strconv.Itoa(c.p.PID))); serr != nil {
+				return false
+			}
+			bad.note("ns/"+name, err)
+		default:
+			bad.note("ns/"+name, err)
+		}
+	}
+	if len(bad.order) > 0 {
+		c.p.Unreadable = strings.TrimPrefix(c.p.Unreadable+"; "+bad.String(), "; ")
+	}
+	return true
+}
+
+// readNS returns the inode of namespace name of the process dir pid ("self"
+// or a number). Equivalent to: readlink /proc/<pid>/ns/<name>.
+func readNS(root, pid, name string) (uint64, error) {
+	target, err := os.Readlink(filepath.Join(root, pid, "ns", name))
+	if err != nil {
+		return 0, err
+	}
+	_, rest, ok := strings.Cut(target, ":[")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return 0, errors.New("unexpected namespace link " + strconv.Quote(target))
+	}
+	return strconv.ParseUint(strings.TrimSuffix(rest, "]"), 10, 64)
+}
+
+// gone reports whether err says the process no longer exists.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
+}
+
+// reasons collects why parts of a process could not be read, grouped by
+// cause: "environ, cwd: permission denied".
+type reasons struct {
+	order []string            // causes in first-seen order
+	what  map[string][]string // cause -> what failed with it
+}
+
+func (r *reasons) note(what string, err error) {
+	if err == nil {
+		return
+	}
+	cause := err.Error()
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		cause = pe.Err.Error()
+	}
+	if r.what == nil {
+		r.what = map[string][]string{}
+	}
+	if _, ok := r.what[cause]; !ok {
+		r.order = append(r.order, cause)
+	}
+	r.what[cause] = append(r.what[cause], what)
+}
+
+func (r reasons) String() string {
+	parts := make([]string, 0, len(r.order))
+	for _, cause := range r.order {
+		parts = append(parts, strings.Join(r.what[cause], ", ")+": "+cause)
+	}
+	return strings.Join(parts, "; ")
+}
