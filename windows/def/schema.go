@@ -47,7 +47,8 @@ var (
 // typo, not a window.
 const maxSessions = 16
 
-// fieldNodes maps a field to its value node and the line of its key.
+// fieldNodes maps a field to its value node. A field present with a value
+// that was refused (an alias) maps to nil: it is not reported missing too.
 type fieldNodes map[string]*yaml.Node
 
 // parseFamily reads one document's mapping into a family. It reports every
@@ -61,7 +62,7 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 	}
 	fields := mapping(p, m, "", topFields)
 	for _, name := range required {
-		if fields[name] == nil {
+		if _, present := fields[name]; !present {
 			p.addf(m.Line, name, "add `"+name+": ...` to this definition", "missing required field")
 		}
 	}
@@ -133,7 +134,7 @@ func mapping(p *problems, m *yaml.Node, prefix string, known []string) fieldNode
 		keyLine[k.Value] = k.Line
 		if v.Kind == yaml.AliasNode {
 			p.add(v.Line, name, "YAML aliases are not allowed in window definitions", "write the value out")
-			continue
+			v = nil
 		}
 		fields[k.Value] = v
 	}
