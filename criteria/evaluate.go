@@ -1,0 +1,102 @@
+package criteria
+
+import (
+	"strings"
+)
+
+// evaluators maps each criterion id to its judge.
+var evaluators = map[string]func(*ctx) Result{
+	PRE: pre,
+	F1:  f1,
+	P1:  p1,
+	P2:  p2,
+	P3:  p3,
+	P4:  p4,
+	P5:  p5,
+	P6:  p6,
+	O1:  o1,
+	H1:  h1,
+}
+
+// IDs returns every criterion id this package can judge, gatekeepers first.
+func IDs() []string {
+	return []string{PRE, F1, P1, P2, P3, P4, P5, P6, O1, H1}
+}
+
+// Known reports whether id names a criterion this package can judge.
+func Known(id string) bool {
+	_, ok := evaluators[normID(id)]
+	return ok
+}
+
+func normID(id string) string { return strings.ToUpper(strings.TrimSpace(id)) }
+
+// Evaluate judges one window. It runs the gatekeepers PRE and F1, then the
+// window's listed criteria in their listed order, and derives the status:
+//
+//   - HarnessErr set: ERROR (the harness broke; nothing it measured counts);
+//   - PRE not holding: INVALID (the host was not clean before the window);
+//   - PrepareErr set: INVALID (the precondition was never reached);
+//   - F1 not holding: INVALID (the fault did not land as armed);
+//   - any criterion not judged: INVALID (evidence missing or incomplete);
+//   - any listed criterion false: FAIL;
+//   - otherwise PASS.
+//
+// An unknown listed id is reported as not judged, so a window cannot pass
+// on a criterion nobody checked. Evaluate is deterministic: the same input
+// gives byte-identical JSON.
+func Evaluate(in Input) Verdict {
+	c := newCtx(in)
+	ids := []string{PRE, F1}
+	seen := map[string]bool{PRE: true, F1: true}
+	for _, id := range in.Window.Criteria {
+		id = normID(id)
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	v := Verdict{}
+	for _, id := range ids {
+		if ev, ok := evaluators[id]; ok {
+			v.Results = append(v.Results, ev(c))
+			continue
+		}
+		v.Results = append(v.Results, Result{ID: id, Summary: "not judged: no evaluator for criterion " + id})
+	}
+	v.Status, v.Reason = status(in, v.Results)
+	return v
+}
+
+// status applies the precedence documented on Evaluate.
+func status(in Input, rs []Result) (string, string) {
+	if in.HarnessErr != "" {
+		return StatusError, "harness error: " + in.HarnessErr
+	}
+	if r := rs[0]; !r.Holds() {
+		return StatusInvalid, "preflight: " + r.Summary
+	}
+	if in.PrepareErr != "" {
+		return StatusInvalid, "precondition not reached: " + in.PrepareErr
+	}
+	if r := rs[1]; !r.Holds() {
+		return StatusInvalid, "F1: " + r.Summary
+	}
+	var unjudged, failed []string
+	for _, r := range rs {
+		switch {
+		case !r.Judged:
+			unjudged = append(unjudged, r.ID+" ("+r.Summary+")")
+		case !r.Pass:
+			failed = append(failed, r.ID)
+		}
+	}
+	if len(unjudged) > 0 {
+		return StatusInvalid, strings.Join(unjudged, "; ")
+	}
+	if len(failed) > 0 {
+		return StatusFail, strings.Join(failed, ", ") + " false"
+	}
+	return StatusPass, "all " + plural(len(rs), "criterion", "criteria") + " hold"
+}

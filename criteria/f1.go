@@ -1,0 +1,75 @@
+package criteria
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"faultwin/drivers"
+)
+
+// f1 holds when the armed fault really landed: the trace has a fired point
+// equal to the window's point, and the supervisor died of SIGKILL and was
+// reaped. A window whose fault did not fire measured some other operation,
+// so a false F1 makes the window INVALID, never PASS. An unreaped supervisor
+// still looks alive to the sweep, so its death is not confirmed either.
+func f1(c *ctx) Result {
+	j := &judge{id: F1}
+	f := c.in.Window.Fault
+	if f.Point == "" {
+		j.fail("window arms no fault point")
+	}
+	var fired []drivers.TracePoint
+	for _, t := range c.in.Trace {
+		if t.Fired {
+			fired = append(fired, t)
+		}
+	}
+	hit := false
+	for _, t := range fired {
+		line := "fired " + t.Point + " at " + t.Time.UTC().Format(time.RFC3339Nano) + " (pid " + strconv.Itoa(t.PID) + ")"
+		if t.Note != "" {
+			line += ": " + t.Note
+		}
+		if f.Point != "" && (t.Point == f.Point || t.Point == f.Env()) {
+			hit = true
+			j.note(line)
+		} else {
+			j.note(line + ", not the armed point")
+		}
+	}
+	if !hit && f.Point != "" {
+		last := "no trace"
+		if n := len(c.in.Trace); n > 0 {
+			last = "last point passed " + c.in.Trace[n-1].Point
+		}
+		j.fail("armed point " + f.Point + " never fired (" + plural(len(c.in.Trace), "trace point", "trace points") + ", " + last + ")")
+	}
+	d := c.in.Death
+	switch {
+	case d.Signaled && isSIGKILL(d.Signal):
+		j.note("supervisor died of " + d.Signal)
+	case d.Signaled:
+		j.fail("supervisor died of " + d.Signal + ", not SIGKILL")
+	default:
+		line := "supervisor was not killed: exit code " + strconv.Itoa(d.ExitCode)
+		if d.OpErr != "" {
+			line += ", operation returned " + strconv.Quote(d.OpErr)
+		}
+		j.fail(line)
+	}
+	if !d.Reaped {
+		j.fail("supervisor not reaped: its death is not confirmed")
+	}
+	return j.result("fault fired at "+f.Point+" and the supervisor died of SIGKILL",
+		func(int) string { return "fault did not land as armed at " + f.Point })
+}
+
+// isSIGKILL accepts the spellings a driver may record for signal 9.
+func isSIGKILL(s string) bool {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "SIGKILL", "KILL", "KILLED", "9":
+		return true
+	}
+	return false
+}

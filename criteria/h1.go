@@ -1,0 +1,28 @@
+package criteria
+
+// h1 holds when every host-global setting the supervisor may touch (the
+// watched sysctls, ip_forward first) reads after both sweeps what it read at
+// preflight. The source record's design notes a killed test run that left
+// ip_forward=1 behind, among other things, and poisoned the next run.
+func h1(c *ctx) Result {
+	j := &judge{id: H1}
+	j.gap(snapshotGaps(named{labelPreflight, c.in.Preflight}, named{labelAfterSweep2, c.in.AfterSweep2})...)
+	keys := c.in.Roots.Sysctls
+	if len(keys) == 0 {
+		j.gap("no host settings watched")
+	}
+	for _, k := range keys {
+		before, ok1 := c.in.Preflight.Sysctls[k]
+		after, ok2 := c.in.AfterSweep2.Sysctls[k]
+		switch {
+		case !ok1:
+			j.gap("sysctl " + k + " not read at preflight")
+		case !ok2:
+			j.gap("sysctl " + k + " not read after the sweeps")
+		case before != after:
+			j.fail("sysctl " + k + " = " + after + " after the sweeps, " + before + " at preflight")
+		}
+	}
+	return j.result(plural(len(keys), "host setting", "host settings")+" as at preflight",
+		func(n int) string { return plural(n, "host setting", "host settings") + " changed" })
+}

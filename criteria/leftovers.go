@@ -1,0 +1,118 @@
+package criteria
+
+import (
+	"strconv"
+	"strings"
+
+	"faultwin/snapshots"
+)
+
+// Leftovers lists everything in s that belongs to any faultwin run, or that
+// stops s from proving the host clean. A window must never start on a host
+// holding such things: in the source record, one criu restorer left by run 1
+// made all 22 windows of run 2 fail with "File exists", measurements of the
+// leftover rather than of the supervisor. An empty result means clean.
+//
+// Looked for: a process whose argv has a --tag value starting "faultwin:"
+// or whose environment carries a run id, any criu process, any mount under
+// the state root or in /tmp/.criu.*, any link with the link prefix, any nft
+// table with the table prefix or named CRIU-*, any X11 file in or pointing
+// into the state root, any ledger file and any CRIU tmp entry. Unreadable
+// processes, incomplete snapshots and unusable roots are reported too.
+func Leftovers(s snapshots.Snapshot, r snapshots.Roots) []string {
+	bad, gaps := leftovers(s, r)
+	return append(gaps, bad...)
+}
+
+func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
+	for _, e := range s.Incomplete {
+		gaps = append(gaps, "incomplete: "+e)
+	}
+	if !usableDir(cleanPath(r.StateRoot)) {
+		gaps = append(gaps, "roots: unusable state root "+strconv.Quote(r.StateRoot))
+	}
+	if !usableDir(cleanPath(r.TmpDir)) {
+		gaps = append(gaps, "roots: unusable tmp dir "+strconv.Quote(r.TmpDir))
+	}
+	if r.LinkPrefix == "" {
+		gaps = append(gaps, "roots: no link prefix")
+	}
+	if r.TablePrefix == "" {
+		gaps = append(gaps, "roots: no table prefix")
+	}
+	for _, p := range s.Processes {
+		var why []string
+		for _, v := range tagValues(p.Argv) {
+			if strings.HasPrefix(v, TagPrefix) {
+				why = append(why, "argv tag "+v)
+				break
+			}
+		}
+		if p.RunEnv != "" {
+			why = append(why, "env tag "+p.RunEnv)
+		}
+		if p.Comm == criuComm {
+			why = append(why, whyCRIUComm)
+		}
+		if under(p.Cwd, r.StateRoot) {
+			why = append(why, "cwd under state root")
+		}
+		switch {
+		case len(why) > 0:
+			bad = append(bad, procLine(p)+": "+strings.Join(why, ", "))
+		case p.Unreadable != "" && !p.Zombie():
+			gaps = append(gaps, procLine(p)+" unreadable ("+p.Unreadable+"): cannot rule out")
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range s.Mounts {
+		mp := cleanPath(m.MountPoint)
+		if seen[mp] {
+			continue
+		}
+		switch {
+		case beneath(mp, r.StateRoot):
+			bad = append(bad, mountLine(m)+": under state root")
+		case inCRIUTmp(mp, r.TmpDir):
+			bad = append(bad, mountLine(m)+": criu tmp dir")
+		default:
+			continue
+		}
+		seen[mp] = true
+	}
+	for _, l := range s.Links {
+		if r.LinkPrefix != "" && strings.HasPrefix(l.Name, r.LinkPrefix) {
+			bad = append(bad, linkLine(l))
+		}
+	}
+	for _, t := range s.Tables {
+		if (r.TablePrefix != "" && strings.HasPrefix(t.Name, r.TablePrefix)) || strings.HasPrefix(t.Name, criuTablePrefix) {
+			bad = append(bad, tableLine(t))
+		}
+	}
+	for _, f := range s.X11 {
+		if under(f.Path, r.StateRoot) || under(f.Target, r.StateRoot) {
+			bad = append(bad, fileLine("x11", f)+": into state root")
+		}
+	}
+	for _, f := range s.Ledgers {
+		bad = append(bad, fileLine("ledger", f))
+	}
+	for _, f := range s.CRIUTmp {
+		bad = append(bad, fileLine("criu tmp", f))
+	}
+	return bad, gaps
+}
+
+// pre holds when the preflight snapshot shows nothing of any faultwin run.
+func pre(c *ctx) Result {
+	j := &judge{id: PRE}
+	s := c.in.Preflight
+	s.Incomplete = nil // leftovers reports each incomplete entry itself
+	j.gap(snapshotGaps(named{labelPreflight, s})...)
+	bad, gaps := leftovers(c.in.Preflight, c.in.Roots)
+	j.gap(gaps...)
+	j.fail(bad...)
+	return j.result("host clean at preflight",
+		func(n int) string { return plural(n, "leftover", "leftovers") + " of a faultwin run at preflight" })
+}

@@ -1,0 +1,77 @@
+package criteria
+
+import (
+	"strconv"
+
+	"faultwin/snapshots"
+)
+
+// p2 holds when, after both sweeps, nothing is mounted under the run's state
+// dir, under any other non-decoy path of the state root, or in CRIU's
+// /tmp/.criu.* staging dirs, and no such staging dir is left. Mounts seen
+// only inside a foreign mount namespace count: a session that outlived the
+// sweep can pin them where the host cannot see.
+func p2(c *ctx) Result {
+	j := &judge{id: P2}
+	j.gap(snapshotGaps(c.afterSweeps()...)...)
+	j.gap(scopeGaps(c.in.Scope, needStateDir)...)
+	j.gap(c.rootGaps()...)
+	found, gaps := collect(c.afterSweeps(), c.runMounts)
+	j.gap(gaps...)
+	for _, f := range found {
+		j.fail(f.lineIn())
+	}
+	return j.result("nothing mounted under the state root or /tmp/.criu.* after the sweeps",
+		func(n int) string {
+			return plural(n, "mount or criu tmp dir", "mounts or criu tmp dirs") + " left after the sweeps"
+		})
+}
+
+// rootGaps reports the roots P2 needs and cannot use.
+func (c *ctx) rootGaps() []string {
+	var gaps []string
+	if !usableDir(cleanPath(c.sc.StateRoot)) {
+		gaps = append(gaps, "no usable state root: "+strconv.Quote(c.sc.StateRoot))
+	}
+	if !usableDir(cleanPath(c.in.Roots.TmpDir)) {
+		gaps = append(gaps, "no usable tmp dir: "+strconv.Quote(c.in.Roots.TmpDir))
+	}
+	return gaps
+}
+
+// runMounts finds non-decoy mounts under the state dir or state root or in
+// CRIU's tmp dirs (one finding per mount point, host or foreign) and CRIU's
+// leftover tmp entries.
+func (c *ctx) runMounts(s snapshots.Snapshot) ([]finding, []string) {
+	var found []finding
+	seen := map[string]bool{}
+	for _, m := range s.Mounts {
+		if c.isDecoyMount(m) {
+			continue
+		}
+		why := c.mountWhy(m.MountPoint)
+		mp := cleanPath(m.MountPoint)
+		if why == "" || seen[mp] {
+			continue
+		}
+		seen[mp] = true
+		found = append(found, finding{key: "mount " + mp, line: mountLine(m) + ": " + why})
+	}
+	for _, f := range s.CRIUTmp {
+		found = append(found, finding{key: "criu tmp " + cleanPath(f.Path), line: fileLine("criu tmp", f)})
+	}
+	return found, nil
+}
+
+// mountWhy says why a mount point is the run's to remove, or "".
+func (c *ctx) mountWhy(mp string) string {
+	switch {
+	case under(mp, c.sc.StateDir):
+		return "under state dir"
+	case beneath(mp, c.sc.StateRoot):
+		return "under state root"
+	case inCRIUTmp(mp, c.in.Roots.TmpDir):
+		return "criu tmp dir"
+	}
+	return ""
+}
