@@ -1,0 +1,174 @@
+package host
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"faultwin/snapshots"
+)
+
+// The tree under testdata/proc is a fake /proc: pid 100 is the harness
+// ("self"), the others each test one scoping rule (see the table below).
+var fakeRoots = snapshots.Roots{
+	StateRoot:  "/var/lib/fwfake",
+	Extra:      []string{"/srv/fwdecoy"},
+	LinkPrefix: "fwsnap",
+	TmpDir:     "/tmp",
+	Sysctls:    []string{"net/ipv4/ip_forward", "net.ipv4.conf.all.forwarding"},
+}
+
+var fakeDecoys = snapshots.Decoys{
+	Run: "r10",
+	Processes: []snapshots.DecoyProcess{
+		{PID: snapshots.PID{PID: 210, StartTime: 5000}, Tag: "faultwin:r10"},
+		{PID: snapshots.PID{PID: 211, StartTime: 1}, Tag: "faultwin:r10"}, // pid 211 was reused since
+	},
+	Mounts: []string{"/srv/decoymnt/"},
+}
+
+func fakeProcs(t *testing.T) ([]snapshots.Process, *procScan, *incomplete) {
+	t.Helper()
+	inc := &incomplete{}
+	ps := newProcScan("testdata/proc", fakeRoots, fakeDecoys)
+	procs, err := ps.scan(context.Background(), inc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return procs, ps, inc
+}
+
+func TestFakeProcScoping(t *testing.T) {
+	procs, ps, inc := fakeProcs(t)
+	if len(inc.reasons) != 0 {
+		t.Errorf("incomplete: %q", inc.reasons)
+	}
+	if ps.self != (selfNS{pid: 4026531836, mnt: 4026531841, net: 4026531840}) {
+		t.Errorf("own namespaces = %+v", ps.self)
+	}
+	var got []int
+	byPID := map[int]snapshots.Process{}
+	for _, p := range procs {
+		got = append(got, p.PID)
+		byPID[p.PID] = p
+	}
+	want := []int{
+		200, // argv tag faultwin:r1
+		201, // FAULTWIN_RUN in environ
+		202, // comm criu
+		203, // open file under the state root
+		204, // root under the state root; init of a foreign pid namespace
+		205, // member of that namespace
+		208, // zombie whose parent (200) is in scope
+		210, // decoy (also tagged with the sibling run)
+		213, // root under /tmp/.criu.*
+		216, // environ unreadable: cannot be ruled out
+		217, // cwd under an extra dir
+	}
+	// Out: 1 (own pidns init, unreadable environ), 100 (the harness),
+	// 206/207 (foreign pidns, init not in scope), 209 (zombie of pid 1),
+	// 211 (reused decoy pid), 212 (/var/lib/fwfakeX: prefix, not component),
+	// 214 (tag only as substring or --tag=), 215 (kernel thread named criu).
+	if !slices.Equal(got, want) {
+		t.Fatalf("pids in scope = %v, want %v", got, want)
+	}
+
+	if p := byPID[201]; p.RunEnv != "r1" {
+		t.Errorf("201 RunEnv = %q", p.RunEnv)
+	}
+	if p := byPID[203]; !slices.Equal(p.Files, []string{"/var/lib/fwfake/r10/log"}) {
+		t.Errorf("203 Files = %q", p.Files)
+	}
+	p := byPID[204]
+	if !slices.Equal(p.NSpid, []int{204, 1}) || p.NS["pid"] != 4026532000 || p.NS["mnt"] != 4026532001 || p.NS["net"] != 4026532002 {
+		t.Errorf("204 NSpid %v NS %v", p.NSpid, p.NS)
+	}
+	if p.StartTime != 2040 || p.PPID != 202 || p.Comm != "init" || p.State != "S" || p.Root != "/var/lib/fwfake/r1/root" {
+		t.Errorf("204 = %+v", p)
+	}
+	z := byPID[208]
+	if z.State != "Z" || !z.Zombie() || z.Unreadable != "" || len(z.Argv) != 0 || z.NS["pid"] != 4026531836 {
+		t.Errorf("zombie 208 = %+v", z)
+	}
+	if _, ok := z.NS["mnt"]; ok {
+		t.Errorf("zombie 208 has a mount namespace: %v", z.NS)
+	}
+	if !byPID[210].Decoy || byPID[200].Decoy {
+		t.Errorf("decoy flags: 210 %v, 200 %v", byPID[210].Decoy, byPID[200].Decoy)
+	}
+	if u := byPID[216].Unreadable; !strings.Contains(u, "environ") {
+		t.Errorf("216 Unreadable = %q", u)
+	}
+	if !slices.Equal(byPID[200].Argv, []string{"refsup", "--tag", "faultwin:r1"}) {
+		t.Errorf("200 Argv = %q", byPID[200].Argv)
+	}
+}
+
+func TestFakeMounts(t *testing.T) {
+	procs, ps, _ := fakeProcs(t)
+	inc := &incomplete{}
+	ms := captureMounts("testdata/proc", ps.self, procs, fakeRoots, fakeDecoys, inc)
+	if len(inc.reasons) != 0 {
+		t.Errorf("incomplete: %q", inc.reasons)
+	}
+	var got []string
+	for _, m := range ms {
+		s := m.MountPoint
+		if m.Foreign {
+			s += " foreign"
+		}
+		if m.Decoy {
+			s += " decoy"
+		}
+		got = append(got, s)
+		if !m.Foreign && m.NS != 4026531841 {
+			t.Errorf("host mount %s has ns %d", m.MountPoint, m.NS)
+		}
+		if m.Foreign && (m.NS != 4026532001 || m.SeenVia != 204) {
+			t.Errorf("foreign mount %s: ns %d via %d", m.MountPoint, m.NS, m.SeenVia)
+		}
+	}
+	want := []string{
+		"/mnt/yard",           // source in a CRIU cgroup yard
+		"/srv/decoymnt decoy", // exact decoy path, outside the roots
+		"/srv/fwdecoy/m",      // under an extra dir
+		"/tmp/.criu.mntns.abc",
+		"/var/lib/fwfake/r1/img/.criu.cgyard.xyz/cpu",
+		"/var/lib/fwfake/r1/root",
+		"/var/lib/fwfake/r1/secret foreign", // read once through 204, not again through 205
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("mounts:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestFakeSysctlsAndCgroups(t *testing.T) {
+	inc := &incomplete{}
+	sys := captureSysctls("testdata/proc", fakeRoots.Sysctls, inc)
+	if len(sys) != 1 || sys["net.ipv4.ip_forward"] != "1" {
+		t.Errorf("sysctls = %v", sys)
+	}
+	if len(inc.reasons) != 1 || !strings.HasPrefix(inc.reasons[0], "sysctl net.ipv4.conf.all.forwarding: ") {
+		t.Errorf("a missing sysctl must make the snapshot incomplete: %q", inc.reasons)
+	}
+
+	inc = &incomplete{}
+	cg := captureCgroups("testdata/cgroup", inc)
+	want := []string{
+		"testdata/cgroup/cpu/a/b/faultwin_d3",
+		"testdata/cgroup/faultwin_v2",
+		"testdata/cgroup/memory/faultwin_r1",
+		"testdata/cgroup/memory/system.slice/criu-x",
+	}
+	if !slices.Equal(cg, want) || len(inc.reasons) != 0 {
+		t.Errorf("cgroups = %q (incomplete %q), want %q", cg, inc.reasons, want)
+	}
+}
+
+func TestFakeProcMissing(t *testing.T) {
+	_, err := Host{Proc: "testdata/no-such-proc"}.Capture(context.Background(), "x", fakeRoots, snapshots.Decoys{})
+	if err == nil {
+		t.Fatal("a capture without a readable /proc must fail")
+	}
+}
