@@ -1,0 +1,155 @@
+// Package registry answers, from git history, when a window family was
+// registered and whether its definition is still the registered one. A window
+// whose definition changed after registration measures something nobody
+// committed to in advance, so reports mark it unregistered. It lives apart
+// from def because it runs git; def stays free of exec.
+package registry
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path"
+	"regexp"
+	"strings"
+
+	"faultwin/windows/def"
+)
+
+// DefaultDir is where definitions live in the repository when a window does
+// not say (its File has no directory).
+const DefaultDir = "windows"
+
+// Registry reads one repository's history, caching what it parsed per commit
+// so checking all 23 instances costs little more than checking one.
+type Registry struct {
+	top   string                  // the work tree's top level
+	head  bool                    // the repository has at least one commit
+	blobs map[string][]def.Window // blob id -> valid windows it defines
+}
+
+// Open prepares a Registry for the git work tree containing repoDir. It fails
+// when git is missing or repoDir is not inside a work tree.
+func Open(repoDir string) (*Registry, error) {
+	top, err := git(repoDir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("registry: git is not installed: %w", err)
+		}
+		return nil, fmt.Errorf("registry: %s is not inside a git work tree (run from a faultwin checkout): %w", repoDir, err)
+	}
+	r := &Registry{top: strings.TrimSpace(top), blobs: map[string][]def.Window{}}
+	_, err = git(r.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	r.head = err == nil
+	return r, nil
+}
+
+// Registration returns the commit that first added w's family to the
+// definitions and whether w's definition is identical to the one added
+// there. A family not yet committed gives ("", false, nil).
+func Registration(repoDir string, w def.Window) (commit string, registered bool, err error) {
+	r, err := Open(repoDir)
+	if err != nil {
+		return "", false, err
+	}
+	return r.Lookup(w)
+}
+
+// Lookup is Registration on an opened Registry. The registration commit is
+// the oldest commit whose definition files hold a valid definition of the
+// family: an invalid first draft does not count as a registration.
+func (r *Registry) Lookup(w def.Window) (commit string, registered bool, err error) {
+	if w.Family == "" || w.Hash == "" {
+		return "", false, fmt.Errorf("registry: window %q has no family or hash (load it with def.Load)", w.ID)
+	}
+	if !r.head {
+		return "", false, nil
+	}
+	dir := path.Dir(w.File)
+	if w.File == "" || dir == "." || path.IsAbs(dir) {
+		dir = DefaultDir
+	}
+	// The pickaxe finds the first commit that wrote an id line of this
+	// family; it is coarse (W1 also matches W10) and misses a later commit
+	// that made a broken first draft valid without touching its id line, so
+	// it only says where to start walking the directory's history.
+	picks, err := git(r.top, "log", "--reverse", "--format=%H", "-G", "id:.*"+regexp.QuoteMeta(w.Family), "--", dir)
+	if err != nil {
+		return "", false, fmt.Errorf("registry: history of %s: %w", dir, err)
+	}
+	first := strings.Fields(picks)
+	if len(first) == 0 {
+		return "", false, nil
+	}
+	all, err := git(r.top, "log", "--reverse", "--format=%H", "--", dir)
+	if err != nil {
+		return "", false, fmt.Errorf("registry: history of %s: %w", dir, err)
+	}
+	commits := strings.Fields(all)
+	for i, c := range commits {
+		if c == first[0] {
+			commits = commits[i:]
+			break
+		}
+	}
+	for _, c := range commits {
+		ws, err := r.windowsAt(c, dir)
+		if err != nil {
+			return "", false, err
+		}
+		for _, old := range ws {
+			if old.Family == w.Family {
+				return c, old.Hash == w.Hash, nil
+			}
+		}
+	}
+	return "", false, nil
+}
+
+// windowsAt parses every definition file in dir at commit c, keeping the
+// valid families even where a file also holds broken ones. Parses are cached
+// by blob, so a file unchanged across commits is read once.
+func (r *Registry) windowsAt(c, dir string) ([]def.Window, error) {
+	tree, err := git(r.top, "ls-tree", "-z", c, "--", dir+"/")
+	if err != nil {
+		return nil, fmt.Errorf("registry: list %s at %s: %w", dir, c, err)
+	}
+	var ws []def.Window
+	for _, entry := range strings.Split(tree, "\x00") {
+		// "<mode> blob <id>\t<path>"
+		meta, name, ok := strings.Cut(entry, "\t")
+		fields := strings.Fields(meta)
+		if !ok || len(fields) != 3 || fields[1] != "blob" || !strings.HasSuffix(name, def.Ext) {
+			continue
+		}
+		blob := fields[2]
+		got, seen := r.blobs[blob]
+		if !seen {
+			data, err := git(r.top, "cat-file", "blob", blob)
+			if err != nil {
+				return nil, fmt.Errorf("registry: read %s at %s: %w", name, c, err)
+			}
+			got, _ = def.ParseFile(name, []byte(data))
+			r.blobs[blob] = got
+		}
+		ws = append(ws, got...)
+	}
+	return ws, nil
+}
+
+// git runs git in dir and returns its standard output; on failure the error
+// carries git's own message.
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(cmd.Environ(), "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", fmt.Errorf("git %s: %s: %w", args[0], msg, err)
+		}
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	}
+	return stdout.String(), nil
+}
