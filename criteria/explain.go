@@ -24,7 +24,7 @@ func ExplainResult(r Result) string {
 	case !r.Pass:
 		outcome = "FALSE"
 	}
-	b.WriteString("  " + r.ID + " " + outcome + ": " + r.Summary + "\n")
+	b.WriteString("  " + r.ID + " " + outcome + ": " + strings.TrimPrefix(r.Summary, "not judged: ") + "\n")
 	if !r.Holds() {
 		for _, e := range r.Evidence {
 			b.WriteString("    - " + e + "\n")

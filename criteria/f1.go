@@ -48,9 +48,9 @@ func f1(c *ctx) Result {
 	d := c.in.Death
 	switch {
 	case d.Signaled && isSIGKILL(d.Signal):
-		j.note("supervisor died of " + d.Signal)
+		j.note("supervisor died of signal " + strconv.Quote(d.Signal))
 	case d.Signaled:
-		j.fail("supervisor died of " + d.Signal + ", not SIGKILL")
+		j.fail("supervisor died of signal " + strconv.Quote(d.Signal) + ", not SIGKILL")
 	default:
 		line := "supervisor was not killed: exit code " + strconv.Itoa(d.ExitCode)
 		if d.OpErr != "" {

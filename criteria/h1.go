@@ -1,5 +1,7 @@
 package criteria
 
+import "faultwin/snapshots"
+
 // h1 holds when every host-global setting the supervisor may touch (the
 // watched sysctls, ip_forward first) reads after both sweeps what it read at
 // preflight. The source record's design notes a killed test run that left
@@ -12,8 +14,8 @@ func h1(c *ctx) Result {
 		j.gap("no host settings watched")
 	}
 	for _, k := range keys {
-		before, ok1 := c.in.Preflight.Sysctls[k]
-		after, ok2 := c.in.AfterSweep2.Sysctls[k]
+		before, ok1 := sysctl(c.in.Preflight, k)
+		after, ok2 := sysctl(c.in.AfterSweep2, k)
 		switch {
 		case !ok1:
 			j.gap("sysctl " + k + " not read at preflight")
@@ -25,4 +27,14 @@ func h1(c *ctx) Result {
 	}
 	return j.result(plural(len(keys), "host setting", "host settings")+" as at preflight",
 		func(n int) string { return plural(n, "host setting", "host settings") + " changed" })
+}
+
+// sysctl reads a watched setting from s, whose keys are in sysctl(8)'s
+// dotted form while Roots spells names as /proc/sys paths.
+func sysctl(s snapshots.Snapshot, name string) (string, bool) {
+	if v, ok := s.Sysctls[snapshots.SysctlKey(name)]; ok {
+		return v, true
+	}
+	v, ok := s.Sysctls[name]
+	return v, ok
 }

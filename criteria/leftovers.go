@@ -43,7 +43,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 	for _, p := range s.Processes {
 		var why []string
 		for _, v := range tagValues(p.Argv) {
-			if strings.HasPrefix(v, TagPrefix) {
+			if strings.HasPrefix(v, snapshots.TagPrefix) {
 				why = append(why, "argv tag "+v)
 				break
 			}

@@ -101,7 +101,7 @@ func (c *ctx) footprint(s snapshots.Snapshot) ([]finding, []string) {
 		}
 	}
 	for _, k := range c.in.Roots.Sysctls {
-		if v, ok := s.Sysctls[k]; ok {
+		if v, ok := sysctl(s, k); ok {
 			l := "sysctl " + k + "=" + v
 			all = append(all, finding{key: l, line: l})
 		}

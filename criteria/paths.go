@@ -3,6 +3,8 @@ package criteria
 import (
 	"path"
 	"strings"
+
+	"faultwin/snapshots"
 )
 
 // cleanPath normalises an absolute path so that comparisons by component
@@ -45,7 +47,7 @@ func inCRIUTmp(p, tmp string) bool {
 	}
 	rel := strings.TrimPrefix(cleanPath(p), cleanPath(tmp)+"/")
 	first, _, _ := strings.Cut(rel, "/")
-	return strings.HasPrefix(first, ".criu.")
+	return strings.HasPrefix(first, snapshots.CRIUTmpPrefix)
 }
 
 // samePath compares two absolute paths after cleaning.

@@ -83,9 +83,6 @@ const (
 	H1  = "H1"
 )
 
-// TagPrefix starts every faultwin run's argv tag value ("faultwin:<run>").
-const TagPrefix = "faultwin:"
-
 // criuComm is the comm of every CRIU task, including the restorer forks that
 // carry neither the supervisor's tag nor a path in argv.
 const criuComm = "criu"
