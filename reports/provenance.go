@@ -18,7 +18,7 @@ func GitCommit(dir string, ignore ...string) (commit string, dirty bool, err err
 		return "", false, fmt.Errorf("commit of %s: %w", dir, err)
 	}
 	commit = strings.TrimSpace(out)
-	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--", ":(top)."}
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--", ":(top)"}
 	for _, p := range ignore {
 		args = append(args, ":(top,exclude)"+p)
 	}

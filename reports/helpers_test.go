@@ -1,0 +1,16 @@
+package reports
+
+import (
+	"errors"
+	"math"
+
+	"faultwin/windows/def"
+)
+
+type defWindow = def.Window
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func def0() (w defWindow) { return }
+
+func nan() float64 { return math.NaN() }
