@@ -1,11 +1,3 @@
-// Package host reads a scoped snapshots.Snapshot of the machine it runs on:
-// the processes, mounts, links, nftables tables, X11 sockets, ledger files,
-// CRIU leftovers, sysctls and cgroups that a faultwin run could own. It reads
-// /proc, /sys and netlink directly and never runs a command.
-//
-// A capture is as complete as the host lets it be: what could not be read is
-// named in Snapshot.Incomplete, so a criterion can refuse to judge rather
-// than pass on missing evidence.
 package host
 
 import (
@@ -46,9 +38,12 @@ func Capture(ctx context.Context, label string, roots snapshots.Roots, decoys sn
 	return Host{}.Capture(ctx, label, roots, decoys)
 }
 
-// Capture reads a snapshot scoped to roots. It fails only when the process
-// table cannot be read at all or ctx ends; any other unreadable part is
-// recorded in Snapshot.Incomplete with the reason.
+// Capture reads a snapshot scoped to roots (the rules are in the package
+// doc). It fails only when the process table cannot be read at all or ctx
+// ends; any other unreadable part is recorded in Snapshot.Incomplete with
+// the reason.
+// Equivalent to: ps, findmnt, ip link show, nft list tables, ls, find and
+// sysctl, each filtered to the roots.
 func (h Host) Capture(ctx context.Context, label string, roots snapshots.Roots, decoys snapshots.Decoys) (snapshots.Snapshot, error) {
 	s := snapshots.Snapshot{
 		Label:     label,

@@ -1,0 +1,49 @@
+// Package host reads a scoped snapshots.Snapshot of the machine it runs on:
+// the processes, mounts, links, nftables tables, X11 sockets, ledger files,
+// CRIU leftovers, sysctls and cgroups that a faultwin run could own. It reads
+// /proc, /sys, netlink and nfnetlink directly and never runs a command.
+//
+// "Host" means the capturing process's own namespaces (pid, mnt, net); "in
+// scope" for a path means snapshots.Roots.InScope: under the state root,
+// under an extra dir, or under a ".criu.*" entry of the tmp dir, compared by
+// whole path components.
+//
+// A process is recorded when any of these holds:
+//   - an argv element starts with "faultwin:" (the run tag);
+//   - its environment holds FAULTWIN_RUN (the value goes to RunEnv);
+//   - its comm is "criu";
+//   - its cwd, root or an open file is in scope;
+//   - it is a decoy (pid, and start time when given, in Decoys.Processes);
+//   - it lives in another pid namespace whose init (NSpid ending in 1) is
+//     recorded;
+//   - it is a zombie whose parent is recorded (a zombie has no argv,
+//     environment, cwd or files left to match);
+//   - it could not be read fully (Unreadable says what and why): it cannot
+//     be ruled out, so it stays, unconfirmed. The init of the harness's own
+//     pid namespace is the exception: it predates every run.
+//
+// Kernel threads are skipped, and so are processes that exit during the
+// read. Only in-scope open files are kept in Files.
+//
+// A mount is recorded when, in the host mount namespace, its mount point is
+// in scope, its mount point or source contains ".criu.cgyard.", or it is a
+// decoy mount (exact path, in scope or not). For every recorded process in
+// another mount namespace (one read per namespace) the same rules apply to
+// /proc/<pid>/mountinfo, whose paths are as that process sees them; those
+// mounts are Foreign with SeenVia set to the pid read.
+//
+// Links: host links whose name starts with Roots.LinkPrefix (none when the
+// prefix is empty). Tables: every nftables table of the host network
+// namespace, family spelled as nft(8) does. X11: entries of Roots.X11Dir and
+// ".X*-lock" files of Roots.TmpDir. CRIUTmp: ".criu.*" entries of
+// Roots.TmpDir. Ledgers: ledger.json and *.ledger files up to three levels
+// below the state root. Extra: entries up to two levels below each extra
+// dir, plus each existing decoy file. Sysctls: Roots.Sysctls read from
+// /proc/sys, keyed in dotted sysctl(8) form ("net.ipv4.ip_forward", see
+// snapshots.SysctlKey). Cgroups: directories named "faultwin*" or "criu*" up
+// to three levels below each hierarchy of /sys/fs/cgroup.
+//
+// Every list is sorted. What could not be read is named in
+// Snapshot.Incomplete, so a criterion can refuse to judge rather than pass
+// on missing evidence.
+package host
