@@ -1,6 +1,22 @@
 // Package def holds window definitions as data and their loader. It has no
 // host access beyond reading the definition files: a parsed window is
 // identical on every machine, so a row can be re-judged anywhere.
+//
+// A definition is one YAML document (several may share a file, split by
+// ---) in windows/*.yaml:
+//
+//	id: W3                          # family id: capitals and digits
+//	operation: restore              # restore, checkpoint, destroy, sweep, idle
+//	point: restore.during_criu      # a key of Points, passed by that operation
+//	delays_ms: [30, 80, 150, 250]   # timed points only: one instance per delay
+//	kill: supervisor                # or criu_first where CRIU runs; default supervisor
+//	precondition: {cold: 1, restored: 0, checkpoint: true, display: false, fail_restore: false}
+//	criteria: [F1, O1, P1, P2, P3, P4, P5, P6, H1]   # must include F1
+//	labels: [timed]                 # optional extra selection labels
+//	description: what the window proves, in one paragraph
+//
+// Required: id, operation, point, precondition, criteria, description.
+// Unknown or repeated fields, aliases and values out of range are errors.
 package def
 
 import "faultwin/drivers"
