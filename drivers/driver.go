@@ -75,6 +75,7 @@ type Death struct {
 	Reaped   bool   `json:"reaped"`
 	// OpErr is the operation's own result when it completed without dying.
 	OpErr string `json:"op_err,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // Killed is one process a sweep killed, with why it was judged owned.

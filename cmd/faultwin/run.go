@@ -20,6 +20,7 @@ type verb struct {
 func verbs() map[string]verb {
 	return map[string]verb{
 		"doctor": {"check this host's prerequisites, one line each", runDoctor},
+		"run":    {"run registered windows against refsup, one row each", runWindows},
 	}
 }
 

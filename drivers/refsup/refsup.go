@@ -1,0 +1,372 @@
+// Package refsup drives the reference supervisor (cmd/refsup) through its
+// CLI: the daemon is this process's own child, so the driver can reap it and
+// tell a SIGKILL from an exit.
+package refsup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"faultwin/drivers"
+)
+
+// Driver runs one refsup lifetime. It is not reusable: make one per window.
+type Driver struct {
+	Bin    string   // refsup binary
+	Root   string   // state root; the run's state dir is <Root>/<run>
+	Bugs   []string // known-bug switches passed to serve and sweep
+	LogDir string   // harness-owned dir for the daemon's stdout/stderr
+
+	run      string
+	scope    drivers.Scope
+	daemon   *exec.Cmd
+	done     chan struct{} // closed when the daemon has been reaped
+	waitErr  error
+	fault    drivers.Fault
+	sessions []string // live cold sessions, oldest first
+	restored []string
+	ckpt     string
+	victim   *exec.Cmd // the process the fault killed when it is not the daemon (sweep windows)
+	victimEr error
+	opErr    string
+}
+
+// New returns a driver for the refsup binary at bin.
+func New(bin, root, logDir string, bugs []string) *Driver {
+	return &Driver{Bin: bin, Root: root, LogDir: logDir, Bugs: bugs}
+}
+
+// Name implements drivers.Driver.
+func (d *Driver) Name() string { return "refsup" }
+
+func (d *Driver) bugArgs() []string {
+	var a []string
+	for _, b := range d.Bugs {
+		a = append(a, "--bug", b)
+	}
+	return a
+}
+
+// Prepare starts `refsup serve` and builds the precondition: the checkpoint
+// first (it consumes a session of its own), then restored clones of it, then
+// the live cold sessions the window operates on.
+func (d *Driver) Prepare(ctx context.Context, run string, pre drivers.Precondition) (drivers.Scope, error) {
+	d.run = run
+	stateDir := filepath.Join(d.Root, run)
+	d.scope = drivers.Scope{
+		Run: run, Tag: "faultwin:" + run, EnvKey: "FAULTWIN_RUN",
+		StateRoot: d.Root, StateDir: stateDir, LinkPrefix: "dvh",
+		Table: "faultwin_" + run, TableFamily: "ip",
+		Ledger: filepath.Join(stateDir, "ledger.json"),
+	}
+	if err := os.MkdirAll(d.LogDir, 0o755); err != nil {
+		return d.scope, err
+	}
+	logf, err := os.Create(filepath.Join(d.LogDir, "refsup-serve.log"))
+	if err != nil {
+		return d.scope, err
+	}
+	args := append([]string{"serve", "--root", d.Root, "--run", run, "--tag", d.scope.Tag}, d.bugArgs()...)
+	d.daemon = exec.Command(d.Bin, args...)
+	d.daemon.Stdout, d.daemon.Stderr = logf, logf
+	d.daemon.Env = append(os.Environ(), "FAULTWIN_RUN="+run)
+	if err := d.daemon.Start(); err != nil {
+		logf.Close()
+		return d.scope, fmt.Errorf("starting refsup serve: %w", err)
+	}
+	d.done = make(chan struct{})
+	go func() {
+		d.waitErr = d.daemon.Wait()
+		logf.Close()
+		close(d.done)
+	}()
+	if err := d.waitReady(ctx); err != nil {
+		return d.scope, err
+	}
+	create := func() (string, error) {
+		args := []string{"create"}
+		if pre.Display {
+			args = append(args, "--display")
+		}
+		var out struct{ Session string }
+		if err := d.call(ctx, &out, args...); err != nil {
+			return "", err
+		}
+		return out.Session, nil
+	}
+	if pre.Checkpoint || pre.Restored > 0 {
+		s, err := create()
+		if err != nil {
+			return d.scope, fmt.Errorf("precondition: create for checkpoint: %w", err)
+		}
+		var out struct{ Checkpoint string }
+		if err := d.call(ctx, &out, "checkpoint", "--session", s); err != nil {
+			return d.scope, fmt.Errorf("precondition: checkpoint %s: %w", s, err)
+		}
+		d.ckpt = out.Checkpoint
+	}
+	for i := 0; i < pre.Restored; i++ {
+		var out struct{ Session string }
+		if err := d.call(ctx, &out, "restore", "--checkpoint", d.ckpt); err != nil {
+			return d.scope, fmt.Errorf("precondition: restore %d of %s: %w", i+1, d.ckpt, err)
+		}
+		d.restored = append(d.restored, out.Session)
+	}
+	for i := 0; i < pre.Cold; i++ {
+		s, err := create()
+		if err != nil {
+			return d.scope, fmt.Errorf("precondition: cold session %d: %w", i+1, err)
+		}
+		d.sessions = append(d.sessions, s)
+	}
+	return d.scope, nil
+}
+
+func (d *Driver) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := d.call(ctx, nil, "list")
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-d.done:
+			return fmt.Errorf("refsup serve exited before it was ready (%v); see %s", d.waitErr, filepath.Join(d.LogDir, "refsup-serve.log"))
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("refsup serve not ready after 15s: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// call runs a client verb and decodes its JSON answer into out (if not nil).
+func (d *Driver) call(ctx context.Context, out any, args ...string) error {
+	full := append([]string{args[0], "--root", d.Root, "--run", d.run}, args[1:]...)
+	cmd := exec.CommandContext(ctx, d.Bin, full...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("refsup %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return fmt.Errorf("refsup %s: decoding %q: %w", args[0], stdout.String(), err)
+	}
+	return nil
+}
+
+// Arm implements drivers.Driver. Sweep windows are armed through the
+// environment of the sweep process instead: the daemon is dead by then.
+func (d *Driver) Arm(ctx context.Context, f drivers.Fault) error {
+	d.fault = f
+	if strings.HasPrefix(f.Point, "sweep.") {
+		return nil
+	}
+	return d.call(ctx, nil, "arm", "--fault", f.Env())
+}
+
+// Trigger implements drivers.Driver.
+func (d *Driver) Trigger(ctx context.Context, op string) error {
+	var err error
+	switch op {
+	case "restore":
+		if d.ckpt == "" {
+			return errors.New("restore window without a checkpoint in its precondition")
+		}
+		args := []string{"restore", "--checkpoint", d.ckpt}
+		if d.fault.Point == "restore.failed_teardown" {
+			args = append(args, "--fail-after-criu")
+		}
+		err = d.call(ctx, nil, args...)
+	case "checkpoint", "destroy":
+		if len(d.sessions) == 0 {
+			return fmt.Errorf("%s window without a live cold session in its precondition", op)
+		}
+		err = d.call(ctx, nil, op, "--session", d.sessions[0])
+	case "idle":
+		err = d.call(ctx, nil, "idle")
+	case "sweep":
+		return d.triggerSweep(ctx)
+	default:
+		return fmt.Errorf("unknown operation %q", op)
+	}
+	if err != nil {
+		// Expected when the fault fired: the daemon died under the client.
+		d.opErr = err.Error()
+	}
+	return nil
+}
+
+// triggerSweep kills the idle daemon, then runs the sweep armed to kill
+// itself at the window's point; the harness's own sweep step is the rerun.
+func (d *Driver) triggerSweep(ctx context.Context) error {
+	if err := d.daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing refsup serve before the sweep window: %w", err)
+	}
+	<-d.done
+	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.bugArgs()...)
+	d.victim = exec.CommandContext(ctx, d.Bin, args...)
+	d.victim.Env = append(os.Environ(), "FAULTWIN_FAULT_AT="+d.fault.Env())
+	var out bytes.Buffer
+	d.victim.Stdout, d.victim.Stderr = &out, &out
+	d.victimEr = d.victim.Run()
+	if d.victimEr == nil {
+		d.opErr = "sweep completed without being killed: " + strings.TrimSpace(out.String())
+	}
+	return nil
+}
+
+// Reap implements drivers.Driver. A supervisor still alive after its
+// operation returned (the fault never fired) is this process's own child: it
+// is killed here so the window can be judged INVALID and swept.
+func (d *Driver) Reap(ctx context.Context) (drivers.Death, error) {
+	if d.victim != nil {
+		return deathOf(d.victim.ProcessState, d.opErr), nil
+	}
+	if d.daemon == nil || d.done == nil {
+		return drivers.Death{}, errors.New("reap before prepare")
+	}
+	select {
+	case <-d.done:
+	case <-time.After(2 * time.Second):
+		_ = d.daemon.Process.Signal(syscall.SIGKILL)
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+			return drivers.Death{}, fmt.Errorf("reaping refsup serve: %w", ctx.Err())
+		}
+		death := deathOf(d.daemon.ProcessState, d.opErr)
+		death.Note = "alive after the operation returned; killed by the harness"
+		return death, nil
+	case <-ctx.Done():
+		return drivers.Death{}, fmt.Errorf("reaping refsup serve: %w", ctx.Err())
+	}
+	return deathOf(d.daemon.ProcessState, d.opErr), nil
+}
+
+func deathOf(ps *os.ProcessState, opErr string) drivers.Death {
+	death := drivers.Death{Reaped: ps != nil, OpErr: opErr}
+	if ps == nil {
+		return death
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		death.Signaled = true
+		death.Signal = ws.Signal().String()
+		death.ExitCode = -1
+		return death
+	}
+	death.ExitCode = ps.ExitCode()
+	return death
+}
+
+// Trace implements drivers.Driver.
+func (d *Driver) Trace() ([]drivers.TracePoint, error) {
+	path := filepath.Join(d.scope.StateDir, "faults.trace")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []drivers.TracePoint
+	for i, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var tp drivers.TracePoint
+		if err := json.Unmarshal(line, &tp); err != nil {
+			return out, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		out = append(out, tp)
+	}
+	return out, nil
+}
+
+// LedgeredMounts implements drivers.Driver.
+func (d *Driver) LedgeredMounts() ([]string, error) {
+	var out struct{ Mounts []string }
+	if err := d.call(context.Background(), &out, "owned"); err != nil {
+		return nil, err
+	}
+	return out.Mounts, nil
+}
+
+// logLimit bounds each log kept in a row; the tail is what explains a death.
+const logLimit = 64 << 10
+
+// Logs implements drivers.Driver: the daemon's output and every log under
+// the run's state dir (refsup's own and CRIU's), tails only.
+func (d *Driver) Logs() map[string]string {
+	logs := map[string]string{}
+	add := func(name, path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return
+		}
+		if len(b) > logLimit {
+			b = append([]byte("[...truncated...]\n"), b[len(b)-logLimit:]...)
+		}
+		logs[name] = string(b)
+	}
+	add("refsup-serve.out", filepath.Join(d.LogDir, "refsup-serve.log"))
+	_ = filepath.WalkDir(d.scope.StateDir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() && strings.HasPrefix(e.Name(), ".criu.") {
+			return filepath.SkipDir
+		}
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".log") {
+			rel, _ := filepath.Rel(d.scope.StateDir, p)
+			add(rel, p)
+		}
+		return nil
+	})
+	return logs
+}
+
+// Sweep implements drivers.Driver.
+func (d *Driver) Sweep(ctx context.Context) (drivers.SweepReport, error) {
+	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.bugArgs()...)
+	cmd := exec.CommandContext(ctx, d.Bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return drivers.SweepReport{}, fmt.Errorf("refsup sweep: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var rep drivers.SweepReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return rep, fmt.Errorf("refsup sweep: decoding report: %w", err)
+	}
+	rep.Raw = json.RawMessage(bytes.TrimSpace(stdout.Bytes()))
+	return rep, nil
+}
+
+// Close implements drivers.Driver: a daemon still running (a harness error
+// before the trigger) is killed and reaped; the run's resources are left to
+// the sweep.
+func (d *Driver) Close() error {
+	if d.daemon != nil && d.done != nil {
+		select {
+		case <-d.done:
+		default:
+			_ = d.daemon.Process.Signal(syscall.SIGKILL)
+			<-d.done
+		}
+	}
+	return nil
+}
