@@ -1,0 +1,435 @@
+package criteria_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"faultwin/criteria"
+	. "faultwin/criteria/matchers"
+	"faultwin/drivers"
+	"faultwin/snapshots"
+)
+
+func TestP1(t *testing.T) {
+	t.Run("zombie criu is reported, not a survivor", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		z := live(4242, 1190518, "criu")
+		z.State, z.Cwd = "Z", ""
+		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, z) })
+		r := result(t, in, criteria.P1)
+		g.Expect(r).To(Hold())
+		g.Expect(r).To(HaveEvidence("pid 4242 (start 1190518) criu state=Z: comm criu (in after_sweep, after_sweep2): zombie, not a live survivor"))
+		g.Expect(r.Summary).To(ContainSubstring("1 zombie"))
+		g.Expect(criteria.Evaluate(in)).To(HaveStatus(criteria.StatusPass))
+	})
+	t.Run("any live criu fails, of the run or not", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep2.Processes = append(in.AfterSweep2.Processes, live(7001, 3, "criu", "criu", "check"))
+		r := result(t, in, criteria.P1)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r).To(HaveEvidence(`pid 7001 (start 3) criu argv="criu check" cwd=/: comm criu (in after_sweep2)`))
+	})
+	t.Run("a survivor gone by the second snapshot still fails", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep.Processes = append(in.AfterSweep.Processes, live(4150, 1190311, "refsup", "refsup", "--tag", "faultwin:r1"))
+		r := result(t, in, criteria.P1)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r).To(HaveEvidence("argv tag (in after_sweep)"))
+	})
+	t.Run("prefix-colliding tag is not of the run", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		afterBoth(&in, func(s *snapshots.Snapshot) {
+			s.Processes = append(s.Processes, live(8000, 4, "sh", "sh", "--tag", "faultwin:r10"))
+		})
+		g.Expect(result(t, in, criteria.P1)).To(Hold())
+	})
+	t.Run("unreadable live process cannot be ruled out", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		p := snapshots.Process{PID: 8100, StartTime: 5, State: "S", Comm: "bash", Unreadable: "environ: permission denied"}
+		in.AfterSweep2.Processes = append(in.AfterSweep2.Processes, p)
+		r := result(t, in, criteria.P1)
+		g.Expect(r).To(BeUnjudged())
+		g.Expect(r).To(HaveEvidence("after_sweep2: pid 8100 (start 5) bash unreadable (environ: permission denied): cannot rule out"))
+		g.Expect(criteria.Evaluate(in)).To(HaveStatus(criteria.StatusInvalid))
+	})
+}
+
+func TestP2(t *testing.T) {
+	cases := []struct {
+		name  string
+		m     snapshots.Mount
+		decoy bool
+		hold  bool
+		line  string
+	}{
+		{name: "overlay under state dir", m: snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s1/root", FSType: "overlay"},
+			line: "mount /var/lib/faultwin/r1/sessions/s1/root (overlay): under state dir (in after_sweep, after_sweep2)"},
+		{name: "foreign mount", m: snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s2/root", FSType: "overlay", Foreign: true, NS: 4026532900, SeenVia: 4242},
+			line: "mount /var/lib/faultwin/r1/sessions/s2/root (overlay, ns 4026532900 via pid 4242): under state dir"},
+		{name: "unlisted mount in another run's dir", m: snapshots.Mount{MountPoint: "/var/lib/faultwin/r10/stage", FSType: "tmpfs"},
+			line: "mount /var/lib/faultwin/r10/stage (tmpfs): under state root"},
+		{name: "criu staging mount", m: snapshots.Mount{MountPoint: "/tmp/.criu.mntns.Xq3kPa", FSType: "tmpfs"},
+			line: "mount /tmp/.criu.mntns.Xq3kPa (tmpfs): criu tmp dir"},
+		{name: "decoy listed by path", m: snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/unrecorded", FSType: "tmpfs"}, decoy: true, hold: true},
+		{name: "state root itself", m: snapshots.Mount{MountPoint: "/var/lib/faultwin", FSType: "tmpfs"}, hold: true},
+		{name: "tmp lookalike", m: snapshots.Mount{MountPoint: "/tmp/.criuX", FSType: "tmpfs"}, hold: true},
+		{name: "unrelated", m: snapshots.Mount{MountPoint: "/var/lib/faultwin-other/x", FSType: "tmpfs"}, hold: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := passing(t)
+			if tc.decoy {
+				in.Decoys.Mounts = append(in.Decoys.Mounts, tc.m.MountPoint)
+			}
+			afterBoth(&in, func(s *snapshots.Snapshot) { s.Mounts = append(s.Mounts, tc.m) })
+			r := result(t, in, criteria.P2)
+			if tc.hold {
+				g.Expect(r).To(Hold())
+				return
+			}
+			g.Expect(r).NotTo(Hold())
+			g.Expect(r).To(HaveEvidence(tc.line))
+		})
+	}
+	t.Run("criu tmp dir left", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep2.CRIUTmp = []snapshots.File{{Path: "/tmp/.criu.mntns.Xq3kPa", Kind: "dir"}}
+		g.Expect(result(t, in, criteria.P2)).To(HaveEvidence("criu tmp /tmp/.criu.mntns.Xq3kPa (dir) (in after_sweep2)"))
+	})
+	t.Run("host and foreign copies are one finding", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep2.Mounts = append(in.AfterSweep2.Mounts,
+			snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s1/root", FSType: "overlay"},
+			snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s1/root", FSType: "overlay", Foreign: true, NS: 7})
+		g.Expect(result(t, in, criteria.P2).Evidence).To(HaveLen(1))
+	})
+}
+
+func TestP3(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(in *criteria.Input, s *snapshots.Snapshot)
+		hold bool
+		line string
+	}{
+		{name: "veth left", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
+			s.Links = append(s.Links, snapshots.Link{Name: "dvh2", Kind: "veth"})
+		}, line: "link dvh2 (veth)"},
+		{name: "run table in another family", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
+			s.Tables = append(s.Tables, snapshots.Table{Family: "inet", Name: "faultwin_r1"})
+		}, line: "table inet faultwin_r1"},
+		{name: "CRIU lock table", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
+			s.Tables = append(s.Tables, snapshots.Table{Family: "inet", Name: "CRIU-4201"})
+		}, line: "table inet CRIU-4201"},
+		{name: "another run's table", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
+			s.Tables = append(s.Tables, snapshots.Table{Family: "ip", Name: "faultwin_r10"})
+		}, hold: true},
+		{name: "X11 socket of the run's display", edit: func(in *criteria.Input, s *snapshots.Snapshot) {
+			in.Scope.Displays = []int{91}
+			s.X11 = append(s.X11, snapshots.File{Path: "/tmp/.X11-unix/X91", Kind: "socket"}, snapshots.File{Path: "/tmp/.X910-lock", Kind: "file"})
+		}, line: "x11 /tmp/.X11-unix/X91 (socket): display :91 of the run"},
+		{name: "X11 lock of the run's display", edit: func(in *criteria.Input, s *snapshots.Snapshot) {
+			in.Scope.Displays = []int{91}
+			s.X11 = append(s.X11, snapshots.File{Path: "/tmp/.X91-lock", Kind: "file"})
+		}, line: "x11 /tmp/.X91-lock (file): display :91 of the run"},
+		{name: "X11 symlink into the state dir", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
+			s.X11 = append(s.X11, snapshots.File{Path: "/tmp/.X11-unix/X92", Kind: "symlink", Target: "/var/lib/faultwin/r1/sessions/s1/x11/X0"})
+		}, line: "x11 /tmp/.X11-unix/X92 (symlink) -> /var/lib/faultwin/r1/sessions/s1/x11/X0: under state dir"},
+		{name: "other displays", edit: func(in *criteria.Input, s *snapshots.Snapshot) {
+			in.Scope.Displays = []int{91}
+			s.X11 = append(s.X11, snapshots.File{Path: "/tmp/.X11-unix/X910", Kind: "socket"}, snapshots.File{Path: "/tmp/.X11-unix/X0", Kind: "socket"})
+		}, hold: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := passing(t)
+			tc.edit(&in, &in.AfterSweep2)
+			r := result(t, in, criteria.P3)
+			if tc.hold {
+				g.Expect(r).To(Hold())
+				return
+			}
+			g.Expect(r).NotTo(Hold())
+			g.Expect(r).To(HaveEvidence(tc.line))
+		})
+	}
+}
+
+func TestP4(t *testing.T) {
+	g := NewWithT(t)
+	in := passing(t)
+	in.AfterSweep2.Ledgers = append(in.AfterSweep2.Ledgers, snapshots.File{Path: "/var/lib/faultwin/r1/sessions/s1/ledger.json", Kind: "file"})
+	r := result(t, in, criteria.P4)
+	g.Expect(r).NotTo(Hold())
+	g.Expect(r).To(HaveEvidence("ledger /var/lib/faultwin/r1/sessions/s1/ledger.json (file) (in after_sweep2)"))
+
+	in = passing(t)
+	in.Scope.Ledger = ""
+	g.Expect(result(t, in, criteria.P4)).To(BeUnjudged())
+}
+
+func TestP5(t *testing.T) {
+	t.Run("decoy left a zombie", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep2.Processes[0].State = "Z"
+		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("decoy pid 3907 (start 1182044) faultwin:r10 is a zombie (state Z)"))
+	})
+	t.Run("decoy pid reused", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep2.Processes[0].StartTime = 1200000
+		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("gone (pid reused by pid 3907 (start 1200000))"))
+	})
+	t.Run("decoy file removed", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep2.Extra = nil
+		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("decoy file /var/lib/faultwin/r10/ledger.json gone"))
+	})
+	t.Run("no decoys planted proves nothing", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Decoys = snapshots.Decoys{}
+		g.Expect(result(t, in, criteria.P5)).To(BeUnjudged())
+	})
+}
+
+func TestP6(t *testing.T) {
+	t.Run("process appears between sweeps", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		p := live(4300, 1191000, "criu", "criu", "swrk", "3")
+		p.RunEnv = "r1"
+		in.AfterSweep2.Processes = append(in.AfterSweep2.Processes, p)
+		g.Expect(result(t, in, criteria.P6)).To(HaveEvidence(`appeared between sweeps: pid 4300 (start 1191000) criu argv="criu swrk 3" cwd=/: env tag, comm criu`))
+	})
+	t.Run("second sweep killed a survivor", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Sweep2.Killed = []drivers.Killed{{PID: snapshots.PID{PID: 4242, StartTime: 1190518}, Comm: "criu", Why: "env tag"}}
+		r := result(t, in, criteria.P6)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r).To(HaveEvidence("second sweep killed pid 4242 (start 1190518) criu: env tag"))
+	})
+	t.Run("second sweep errors", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Sweep2.Errors = []string{"reading ledger: unexpected EOF"}
+		g.Expect(result(t, in, criteria.P6)).To(HaveEvidence("second sweep error: reading ledger: unexpected EOF"))
+	})
+	t.Run("missing second sweep is not a no-op", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Sweep2 = drivers.SweepReport{}
+		g.Expect(result(t, in, criteria.P6)).To(BeUnjudged())
+	})
+	t.Run("a zombie reaped between sweeps is no change", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		z := live(4242, 1190518, "criu")
+		z.State = "Z"
+		in.AfterSweep.Processes = append(in.AfterSweep.Processes, z)
+		g.Expect(result(t, in, criteria.P6)).To(Hold())
+	})
+}
+
+// O1 must never count the harness's own decoys (the source record's dev run
+// failed O1 on all 8 windows that way), and must still catch a real
+// unledgered mount.
+func TestO1Decoys(t *testing.T) {
+	g := NewWithT(t)
+	in := passing(t)
+	sibling := snapshots.Mount{MountPoint: "/var/lib/faultwin/r10/stage", FSType: "tmpfs", Source: "faultwin-decoy"}
+	inside := snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/unrecorded", FSType: "tmpfs", Source: "faultwin-decoy"}
+	in.AfterDeath.Mounts = append(in.AfterDeath.Mounts, sibling, inside)
+	in.Decoys.Mounts = append(in.Decoys.Mounts, inside.MountPoint)
+	// Neither carries the capture's decoy flag: exclusion rests on path
+	// components (r10 is not r1) and the decoy list alone.
+	r := result(t, in, criteria.O1)
+	g.Expect(r).To(Hold())
+	g.Expect(r).To(HaveEvidence("1 decoy mount under the state dir not counted"))
+	g.Expect(r.Summary).To(Equal("6 mounts under the state dir at death, all ledgered"))
+
+	real := snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s3/root", FSType: "overlay"}
+	in.AfterDeath.Mounts = append(in.AfterDeath.Mounts, real, snapshots.Mount{MountPoint: real.MountPoint + "/", FSType: "overlay", Foreign: true, NS: 9})
+	r = result(t, in, criteria.O1)
+	g.Expect(r).NotTo(Hold())
+	g.Expect(r.Evidence).To(Equal([]string{
+		"mount /var/lib/faultwin/r1/sessions/s3/root (overlay) not in ledger",
+		"1 decoy mount under the state dir not counted",
+	}))
+	g.Expect(r.Summary).To(Equal("1 of 7 mounts under the state dir not in the ledger"))
+}
+
+func TestH1(t *testing.T) {
+	g := NewWithT(t)
+	in := passing(t)
+	delete(in.AfterSweep2.Sysctls, "net.ipv4.ip_forward")
+	g.Expect(result(t, in, criteria.H1)).To(BeUnjudged())
+	in = passing(t)
+	in.Roots.Sysctls = nil
+	g.Expect(result(t, in, criteria.H1)).To(BeUnjudged())
+}
+
+func TestF1(t *testing.T) {
+	t.Run("another point fired", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Trace[len(in.Trace)-1].Point = "restore.criu_started"
+		r := result(t, in, criteria.F1)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r).To(HaveEvidence("armed point restore.during_criu never fired"))
+		g.Expect(r).To(HaveEvidence("fired restore.criu_started at 2026-11-30T10:33:51.998Z (pid 4100): criu pid 4201 killed first (err=<nil>), not the armed point"))
+		g.Expect(criteria.Evaluate(in)).To(HaveStatus(criteria.StatusInvalid))
+	})
+	t.Run("not reaped", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Death.Reaped = false
+		g.Expect(result(t, in, criteria.F1)).To(HaveEvidence("supervisor not reaped: its death is not confirmed"))
+	})
+	t.Run("operation returned", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Death = drivers.Death{Reaped: true, OpErr: "restore: criu: exit status 1"}
+		g.Expect(result(t, in, criteria.F1)).To(HaveEvidence(`supervisor was not killed: exit code 0, operation returned "restore: criu: exit status 1"`))
+	})
+	t.Run("SIGKILL spellings", func(t *testing.T) {
+		for _, s := range []string{"killed", "SIGKILL", "KILL", "9"} {
+			in := passing(t)
+			in.Death.Signal = s
+			NewWithT(t).Expect(result(t, in, criteria.F1)).To(Hold(), s)
+		}
+	})
+	t.Run("trace in env form", func(t *testing.T) {
+		in := passing(t)
+		in.Trace[len(in.Trace)-1].Point = in.Window.Fault.Env()
+		NewWithT(t).Expect(result(t, in, criteria.F1)).To(Hold())
+	})
+}
+
+func TestStatusPrecedence(t *testing.T) {
+	cases := []struct {
+		name   string
+		edit   func(in *criteria.Input)
+		status string
+		reason string
+	}{
+		{"harness error beats everything", func(in *criteria.Input) {
+			in.HarnessErr = "snapshot after_sweep: capturing processes: open /proc: too many open files"
+			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
+			in.Preflight.Ledgers = []snapshots.File{{Path: "/var/lib/faultwin/r0/ledger.json"}}
+		}, criteria.StatusError, "harness error: snapshot after_sweep: capturing processes: open /proc: too many open files"},
+		{"unclean preflight beats failures", func(in *criteria.Input) {
+			in.Preflight.Ledgers = []snapshots.File{{Path: "/var/lib/faultwin/r0/ledger.json", Kind: "file"}}
+			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
+		}, criteria.StatusInvalid, "preflight: 1 leftover of a faultwin run at preflight"},
+		{"precondition not reached", func(in *criteria.Input) {
+			in.PrepareErr = "checkpoint of s1: criu dump: exit status 1"
+		}, criteria.StatusInvalid, "precondition not reached: checkpoint of s1: criu dump: exit status 1"},
+		{"incomplete snapshot is never a pass", func(in *criteria.Input) {
+			in.AfterSweep2.Incomplete = []string{"nftables: netlink: operation not permitted"}
+		}, criteria.StatusInvalid, ""},
+		{"incomplete snapshot beats a failure it also shows", func(in *criteria.Input) {
+			in.AfterSweep2.Incomplete = []string{"mounts of pid 4150: no such process"}
+			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
+		}, criteria.StatusInvalid, ""},
+		{"a snapshot never taken is never a pass", func(in *criteria.Input) {
+			in.AfterSweep2 = snapshots.Snapshot{}
+		}, criteria.StatusInvalid, ""},
+		{"swapped snapshots are not judged", func(in *criteria.Input) {
+			in.AfterSweep, in.AfterSweep2 = in.AfterSweep2, in.AfterSweep
+		}, criteria.StatusInvalid, ""},
+		{"unknown criterion is not judged", func(in *criteria.Input) {
+			in.Window.Criteria = append(in.Window.Criteria, "R1")
+		}, criteria.StatusInvalid, "R1 (not judged: no evaluator for criterion R1)"},
+		{"failure", func(in *criteria.Input) {
+			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
+			in.AfterSweep2.Sysctls = map[string]string{"net.ipv4.ip_forward": "1"}
+		}, criteria.StatusFail, "P3, P6, H1 false"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := passing(t)
+			tc.edit(&in)
+			v := criteria.Evaluate(in)
+			g.Expect(v).To(HaveStatus(tc.status))
+			if tc.reason != "" {
+				g.Expect(v.Reason).To(Equal(tc.reason))
+			}
+		})
+	}
+}
+
+// The gatekeepers run for every window, listed or not, once each, first.
+func TestGatekeepersAlwaysRun(t *testing.T) {
+	g := NewWithT(t)
+	in := passing(t)
+	in.Window.Criteria = []string{"p1", "F1", "P1", " H1 "}
+	var ids []string
+	for _, r := range criteria.Evaluate(in).Results {
+		ids = append(ids, r.ID)
+	}
+	g.Expect(ids).To(Equal([]string{"PRE", "F1", "P1", "H1"}))
+	g.Expect(criteria.Known("p6")).To(BeTrue())
+	g.Expect(criteria.Known("R1")).To(BeFalse())
+	g.Expect(criteria.IDs()).To(HaveLen(10))
+}
+
+func TestLeftovers(t *testing.T) {
+	roots := snapshots.DefaultRoots("/var/lib/faultwin")
+	g := NewWithT(t)
+	g.Expect(criteria.Leftovers(snapshots.Snapshot{Label: "preflight", TakenAt: time.Unix(1, 0),
+		X11:       []snapshots.File{{Path: "/tmp/.X11-unix/X0", Kind: "socket"}},
+		Tables:    []snapshots.Table{{Family: "inet", Name: "filter"}},
+		Processes: []snapshots.Process{live(900, 1, "sh", "sh", "--tag", "notfaultwin:r1")},
+	}, roots)).To(BeEmpty())
+
+	tagged := live(901, 2, "sleep", "sleep", "--tag", "faultwin:r7")
+	env := live(902, 3, "Xvfb", "Xvfb", ":91")
+	env.RunEnv = "r7"
+	unreadable := snapshots.Process{PID: 903, StartTime: 4, State: "S", Comm: "sh", Unreadable: "cwd: permission denied"}
+	zombie := snapshots.Process{PID: 904, StartTime: 5, State: "Z", Comm: "sh", Unreadable: "cwd: no such process"}
+	s := snapshots.Snapshot{
+		Label: "preflight", TakenAt: time.Unix(1, 0),
+		Processes:  []snapshots.Process{tagged, env, live(905, 6, "criu", "criu", "swrk", "3"), unreadable, zombie},
+		Mounts:     []snapshots.Mount{{MountPoint: "/var/lib/faultwin/r7/sessions/s1/root", FSType: "overlay"}, {MountPoint: "/tmp/.criu.mntns.a1", FSType: "tmpfs"}, {MountPoint: "/var/lib/faultwin", FSType: "ext4"}},
+		Links:      []snapshots.Link{{Name: "dvh3", Kind: "veth"}, {Name: "eth0"}},
+		Tables:     []snapshots.Table{{Family: "ip", Name: "faultwin_r7"}, {Family: "inet", Name: "CRIU-77"}, {Family: "inet", Name: "filter"}},
+		X11:        []snapshots.File{{Path: "/tmp/.X11-unix/X91", Kind: "symlink", Target: "/var/lib/faultwin/r7/sessions/s1/x11/X0"}},
+		Ledgers:    []snapshots.File{{Path: "/var/lib/faultwin/r7/ledger.json", Kind: "file"}},
+		CRIUTmp:    []snapshots.File{{Path: "/tmp/.criu.mntns.a1", Kind: "dir"}},
+		Incomplete: []string{"cgroups: read /sys/fs/cgroup: permission denied"},
+	}
+	g.Expect(criteria.Leftovers(s, roots)).To(Equal([]string{
+		"incomplete: cgroups: read /sys/fs/cgroup: permission denied",
+		"pid 903 (start 4) sh unreadable (cwd: permission denied): cannot rule out",
+		`pid 901 (start 2) sleep argv="sleep --tag faultwin:r7" cwd=/: argv tag faultwin:r7`,
+		`pid 902 (start 3) Xvfb argv="Xvfb :91" cwd=/: env tag r7`,
+		`pid 905 (start 6) criu argv="criu swrk 3" cwd=/: comm criu`,
+		"mount /var/lib/faultwin/r7/sessions/s1/root (overlay): under state root",
+		"mount /tmp/.criu.mntns.a1 (tmpfs): criu tmp dir",
+		"link dvh3 (veth)",
+		"table ip faultwin_r7",
+		"table inet CRIU-77",
+		"x11 /tmp/.X11-unix/X91 (symlink) -> /var/lib/faultwin/r7/sessions/s1/x11/X0: into state root",
+		"ledger /var/lib/faultwin/r7/ledger.json (file)",
+		"criu tmp /tmp/.criu.mntns.a1 (dir)",
+	}))
+
+	g.Expect(criteria.Leftovers(snapshots.Snapshot{}, snapshots.Roots{})).To(ConsistOf(
+		`roots: unusable state root ""`, `roots: unusable tmp dir ""`, "roots: no link prefix", "roots: no table prefix"))
+}
