@@ -198,6 +198,12 @@ func TestP5(t *testing.T) {
 		in.AfterSweep2.Extra = nil
 		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("decoy file /var/lib/faultwin/r10/ledger.json gone"))
 	})
+	t.Run("decoy mount left only in a foreign namespace", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.AfterSweep2.Mounts[0].Foreign, in.AfterSweep2.Mounts[0].NS = true, 4026532799
+		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("decoy mount /var/lib/faultwin/r10/mnt gone"))
+	})
 	t.Run("no decoys planted proves nothing", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)

@@ -40,9 +40,13 @@ func p5(c *ctx) Result {
 			j.fail("decoy " + pidLine(dp.PID) + " " + dp.Tag + " is a zombie (state " + p.State + ")")
 		}
 	}
+	// Only the host's own mount counts: a copy inside a session's mount
+	// namespace outlives an unmount of the decoy on the host.
 	mounted := map[string]bool{}
 	for _, m := range s.Mounts {
-		mounted[cleanPath(m.MountPoint)] = true
+		if !m.Foreign {
+			mounted[cleanPath(m.MountPoint)] = true
+		}
 	}
 	for _, mp := range d.Mounts {
 		if !mounted[cleanPath(mp)] {
@@ -62,7 +66,7 @@ func p5(c *ctx) Result {
 	c.sweptDecoys(j, "second sweep", c.in.Sweep2)
 	return j.result("decoys untouched: "+plural(len(d.Processes), "process", "processes")+", "+
 		plural(len(d.Mounts), "mount", "mounts")+", "+plural(len(d.Files), "file", "files"),
-		func(n int) string { return plural(n, "decoy", "decoys") + " touched" })
+		func(n int) string { return "decoys touched (" + plural(n, "finding", "findings") + ")" })
 }
 
 // sweptDecoys fails j for every decoy a sweep report says it acted on.
