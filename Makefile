@@ -15,6 +15,12 @@ REFSUP  := $(BIN)/refsup
 RESULTS ?= $(OUT)/windows.jsonl
 GINKGO_VERSION := $(shell awk '$$1=="github.com/onsi/ginkgo/v2"{print $$2}' go.mod)
 
+# Ginkgo label filter for `make windows`, e.g. LABELS='W3 && timed'.
+LABELS ?=
+STATE_ROOT ?= /var/lib/faultwin/state
+# The windows suite runs in `make windows`; `make unit` runs every other package.
+UNIT_PKGS = $$($(GO) list ./... | grep -v -x 'faultwin/windows')
+
 .PHONY: deps build lint unit test run windows hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI
@@ -43,19 +49,38 @@ lint:
 ## fails when zero tests ran
 unit: build
 	@mkdir -p $(OUT)
-	$(GO) test -count=1 -json ./... > $(OUT)/gotest.json || { \
+	$(GO) test -count=1 -json $(UNIT_PKGS) > $(OUT)/gotest.json || { \
 	  $(GO) run ./scripts/testsummary < $(OUT)/gotest.json; exit 1; }
 	$(GO) run ./scripts/testsummary < $(OUT)/gotest.json
 
+## hostcheck: refuse an unclean host, naming every leftover and how to clean it
+hostcheck: build
+	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
+
+## sweep: clean this host with each dead run's own supervisor sweep
+sweep: build
+	$(FAULTWIN) sweep --state-root $(STATE_ROOT) --refsup $(REFSUP)
+	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
+
+## windows: every registered window (or LABELS=...) through ginkgo, one row each into RESULTS
+windows: build hostcheck
+	@mkdir -p $(OUT)
+	FAULTWIN_RESULTS=$(abspath $(RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
+	  --junit-report=$(OUT)/windows-junit.xml --json-report=$(OUT)/windows-report.json ./windows
+
 ## test: everything CI runs
-test: deps lint build unit
+test: deps lint build hostcheck unit windows
 
 ## run: the main job for a newcomer: install, build, check the host, run every window
 run: deps build
 	$(FAULTWIN) doctor
+	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
+	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(RESULTS) \
+	  $(if $(LABELS),--label-filter='$(LABELS)')
 
 ## not yet built: these exit non-zero until their issues land
-windows soak replay report mutants:
+soak replay report mutants:
 	@echo "make $@: not there yet (see the project's open issues)"; exit 1
 
 clean:

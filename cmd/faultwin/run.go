@@ -19,8 +19,10 @@ type verb struct {
 
 func verbs() map[string]verb {
 	return map[string]verb{
-		"doctor": {"check this host's prerequisites, one line each", runDoctor},
-		"run":    {"run registered windows against refsup, one row each", runWindows},
+		"doctor":    {"check this host's prerequisites, one line each", runDoctor},
+		"run":       {"run registered windows against refsup, one row each", runWindows},
+		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
+		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},
 	}
 }
 

@@ -85,7 +85,7 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
 	dir := fs.String("windows", "windows", "directory of window definitions (*.yaml)")
 	filter := fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'")
 	out := fs.String("results", "out/windows.jsonl", "JSONL file rows are appended to")
-	root := fs.String("state-root", "/var/lib/faultwin/state", "refsup state root")
+	root := fs.String("state-root", defaultStateRoot, "refsup state root")
 	bin := fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary")
 	bugList := fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)")
 	if err := fs.Parse(args); err != nil {
