@@ -29,7 +29,15 @@ func cmdSweep(_ context.Context, stdout io.Writer, args []string) error {
 		return err
 	}
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "sweep: "+f+"\n", a...) }
-	ctl := faults.NewController(faults.NewTrace(lay.Trace()), nil, bs.On(bugs.DeadPoint), logf)
+	// The sweep traces its points only for a run that still has a ledger or a
+	// trace: sweeping a clean run must not create a file to clean up later.
+	tracePath := ""
+	for _, p := range []string{lay.Ledger(), lay.Trace()} {
+		if _, err := os.Stat(p); err == nil {
+			tracePath = lay.Trace()
+		}
+	}
+	ctl := faults.NewController(faults.NewTrace(tracePath), nil, bs.On(bugs.DeadPoint), logf)
 	if err := ctl.ArmFromEnv(); err != nil {
 		return err
 	}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"faultwin/fixtures/refsup/api"
+	"faultwin/fixtures/refsup/ledger"
+	"faultwin/fixtures/refsup/mounts"
+	"faultwin/fixtures/refsup/netw"
+)
+
+// TestSweepAfterDaemonKill kills the daemon with one cold and two restored
+// sessions live, then checks that the sweep reaps exactly the run's
+// processes, mounts, links and table, and spares three decoys: a process
+// tagged for another run, a tmpfs at a path no ledger records, and a
+// prefix-colliding sibling run dir with a process whose cwd is there.
+func TestSweepAfterDaemonKill(t *testing.T) {
+	e := newEnv(t)
+	e.serve()
+	cold := e.create()
+	src := e.create()
+	ck := e.checkpoint(src.Session)
+	r1 := e.restore(ck.Checkpoint)
+	r2 := e.restore(ck.Checkpoint)
+
+	sibling := filepath.Join(e.root, e.run+"0")
+	if err := os.MkdirAll(sibling, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := e.decoyProc("/", "--tag", "faultwin:"+e.run+"x")
+	sib := e.decoyProc(sibling, "--tag", "faultwin:"+e.run+"0")
+	unrecorded := filepath.Join(e.lay.Dir(), "unrecorded")
+	e.decoyTmpfs(unrecorded)
+	sibMnt := filepath.Join(sibling, "mnt")
+	e.decoyTmpfs(sibMnt)
+
+	// the stable processes of the three sessions must all be killed
+	want := map[int]string{}
+	for _, s := range []api.SessionInfo{cold, r1, r2} {
+		var in api.SessionInfo
+		e.must(&in, "inspect", "--session", s.Session)
+		for _, p := range in.Procs {
+			if p.Comm == "sh" || (len(p.Argv) > 1 && p.Argv[1] == "3600") {
+				want[p.PID] = s.Session
+			}
+		}
+	}
+	if len(want) != 9 {
+		t.Fatalf("expected 9 long-lived session processes, found %d", len(want))
+	}
+	e.killDaemon()
+	before := e.leftovers(unrecorded)
+	if len(before.Procs) < 9 || len(before.Mounts) != 10 || len(before.Links) != 3 || !before.Table {
+		t.Fatalf("before the sweep the run should hold 3 sessions' processes, 10 mounts, 3 links, a table: %+v", before)
+	}
+
+	rep := e.sweep()
+	decoyPIDs := map[int]bool{other.Process.Pid: true, sib.Process.Pid: true}
+	for _, k := range rep.Killed {
+		if decoyPIDs[k.PID.PID] {
+			t.Errorf("sweep killed decoy %d", k.PID.PID)
+		}
+		if k.Comm != "sh" && k.Comm != "sleep" {
+			t.Errorf("sweep killed %d %s (%s): not a session process", k.PID.PID, k.Comm, k.Why)
+		}
+		delete(want, k.PID.PID)
+	}
+	if len(want) != 0 {
+		t.Errorf("session processes not reported killed: %v", want)
+	}
+	if len(rep.Unmounted) != 10 || len(rep.LinksDeleted) != 3 || len(rep.TablesDeleted) != 1 || !rep.LedgerRemoved {
+		t.Errorf("report: unmounted %v links %v tables %v ledger removed %v", rep.Unmounted, rep.LinksDeleted, rep.TablesDeleted, rep.LedgerRemoved)
+	}
+	for _, u := range rep.Unmounted {
+		if u == unrecorded || u == sibMnt {
+			t.Errorf("decoy mount %s unmounted", u)
+		}
+	}
+	if len(rep.Survivors) != 0 || len(rep.Refused) != 0 || len(rep.Errors) != 0 {
+		t.Errorf("survivors %v refused %v errors %v", rep.Survivors, rep.Refused, rep.Errors)
+	}
+	if l := e.leftovers(unrecorded); !l.empty() {
+		t.Errorf("after the sweep: %+v", l)
+	}
+	for _, d := range e.decoys {
+		if !alive(t, d.Process.Pid) {
+			t.Errorf("decoy %d died", d.Process.Pid)
+		}
+	}
+	for _, m := range []string{unrecorded, sibMnt} {
+		if !mounts.Mounted(m) {
+			t.Errorf("decoy mount %s is gone", m)
+		}
+	}
+	if rep2 := e.sweep(); !rep2.Empty() {
+		t.Errorf("second sweep not empty: %+v", rep2)
+	}
+}
+
+// TestSweepRefusesMaliciousLedger writes a ledger naming things outside the
+// run and checks that the sweep touches none of them and reports each.
+func TestSweepRefusesMaliciousLedger(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.lay.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(e.root, "outside")
+	e.decoyTmpfs(outside)
+	fwd, _ := netw.ReadSysctl(netw.IPForward)
+	l := &ledger.Ledger{Version: ledger.Version, Run: e.run, Tag: e.lay.Tag(), StateRoot: e.root, StateDir: e.lay.Dir(),
+		Mounts:    []ledger.Mount{{Path: "/"}, {Path: "/proc"}, {Path: outside}, {Path: e.lay.Dir() + "0/x"}},
+		Processes: []ledger.Process{{PID: 1, Start: 1}},
+		Links:     []ledger.Link{{Name: "lo"}, {Name: "eth0"}},
+		Tables:    []ledger.Table{{Family: "ip", Name: "faultwin_" + e.run + "0"}, {Family: "inet", Name: "filter"}},
+		X11:       []ledger.X11{{Path: "/etc/hostname"}},
+		Sysctls:   []ledger.Sysctl{{Key: "kernel/panic", Prev: "1", Set: "0"}},
+	}
+	if err := ledger.WriteFile(e.lay.Ledger(), l); err != nil {
+		t.Fatal(err)
+	}
+	rep := e.sweep()
+	if !rep.Empty() || len(rep.Killed) != 0 {
+		t.Errorf("sweep acted on a malicious ledger: %+v", rep)
+	}
+	if len(rep.Refused) != 11 {
+		t.Errorf("%d refusals, want 11: %+v", len(rep.Refused), rep.Refused)
+	}
+	for _, r := range rep.Refused {
+		if r.Why == "" {
+			t.Errorf("refusal without a reason: %+v", r)
+		}
+	}
+	if !mounts.Mounted(outside) || !mounts.Mounted("/proc") || !netw.LinkExists("lo") || !alive(t, 1) {
+		t.Error("something the ledger named was touched")
+	}
+	if cur, _ := netw.ReadSysctl(netw.IPForward); cur != fwd {
+		t.Errorf("ip_forward changed to %s", cur)
+	}
+	if _, err := os.Stat(e.lay.Ledger()); err != nil {
+		t.Errorf("the ledger must be kept for a person to read: %v", err)
+	}
+}
+
+func TestSweepCorruptLedger(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.lay.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.lay.Ledger(), []byte(`{"version":1,"run":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.trySweep()
+	if err == nil || !strings.Contains(err.Error(), e.lay.Ledger()) || !strings.Contains(err.Error(), "move the file aside") {
+		t.Fatalf("corrupt ledger: %v", err)
+	}
+	os.Remove(e.lay.Ledger())
+}
+
+// TestTimedRestoreKillCRIUFirst is the source record's W4: CRIU's top
+// process and then the supervisor are killed 80 ms into a restore. CRIU's
+// forked restorers carry no paths in argv; the sweep must still leave nothing.
+func TestTimedRestoreKillCRIUFirst(t *testing.T) {
+	e := newEnv(t)
+	e.serve()
+	s := e.create()
+	ck := e.checkpoint(s.Session)
+	e.must(nil, "arm", "--fault", "restore.during_criu+80!criu")
+	if err := e.cli(nil, "restore", "--checkpoint", ck.Checkpoint); err == nil || !strings.Contains(err.Error(), "died") {
+		t.Fatalf("restore should have died: %v", err)
+	}
+	e.waitDaemonDeath()
+	f := fired(e.trace())
+	if f == nil || f.Point != "restore.during_criu" || !strings.Contains(f.Note, "killed first") {
+		t.Fatalf("fault did not fire as armed: %+v", e.trace())
+	}
+	var own struct{ Links []string }
+	if err := e.cli(&own, "owned"); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range own.Links {
+		e.links[l] = true
+	}
+	time.Sleep(100 * time.Millisecond) // let orphaned restorers settle where they are stuck
+	rep := e.sweep()
+	if l := e.leftovers(); !l.empty() {
+		b, _ := json.MarshalIndent(rep, "", " ")
+		t.Fatalf("after the sweep: %+v\nreport: %s", l, b)
+	}
+	if len(rep.Survivors) != 0 {
+		t.Errorf("survivors: %+v", rep.Survivors)
+	}
+	if rep2 := e.sweep(); !rep2.Empty() {
+		t.Errorf("second sweep not empty: %+v", rep2)
+	}
+}
