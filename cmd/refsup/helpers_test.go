@@ -361,4 +361,3 @@ func alive(t *testing.T, pid int) bool {
 	in, err := fs.Read(pid)
 	return err == nil && !in.Zombie()
 }
-

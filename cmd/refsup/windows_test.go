@@ -1,0 +1,105 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// window is one fault window of the source record, driven end to end: a
+// fresh daemon, the precondition, the armed fault, the death, the sweep.
+type window struct {
+	id      string
+	fault   string // FAULTWIN_FAULT_AT syntax
+	op      string // restore, checkpoint, destroy, idle, sweep
+	failRst bool   // restore --fail-after-criu (W13)
+}
+
+var windows = []window{
+	{"W1", "restore.before_overlay", "restore", false},
+	{"W2", "restore.after_overlay", "restore", false},
+	{"W3_30", "restore.during_criu+30", "restore", false},
+	{"W3_150", "restore.during_criu+150", "restore", false},
+	{"W4_30", "restore.during_criu+30!criu", "restore", false},
+	{"W4_150", "restore.during_criu+150!criu", "restore", false},
+	{"W5", "restore.after_criu", "restore", false},
+	{"W6", "restore.after_register", "restore", false},
+	{"W7", "restore.mid_reseed", "restore", false},
+	{"W8", "checkpoint.after_dump", "checkpoint", false},
+	{"W9", "checkpoint.after_root_unmount", "checkpoint", false},
+	{"W10", "checkpoint.after_layer_bind", "checkpoint", false},
+	{"W11", "destroy.after_kill", "destroy", false},
+	{"W12", "destroy.after_root_unmount", "destroy", false},
+	{"W13", "restore.failed_teardown", "restore", true},
+	{"W14", "sweep.after_kill", "sweep", false},
+	{"W15", "sweep.after_unmount", "sweep", false},
+	{"W16", "sweep.after_links", "sweep", false},
+	{"idle", "idle.kill", "idle", false},
+}
+
+func TestFaultWindows(t *testing.T) {
+	needHost(t)
+	for _, w := range windows {
+		t.Run(w.id, func(t *testing.T) { runWindow(t, w) })
+	}
+}
+
+func runWindow(t *testing.T, w window) {
+	e := newEnv(t)
+	e.serve()
+	s := e.create()
+	var target string
+	switch w.op {
+	case "restore":
+		src := e.create()
+		target = e.checkpoint(src.Session).Checkpoint
+	case "checkpoint", "destroy":
+		target = s.Session
+	}
+	if w.op != "sweep" {
+		e.must(nil, "arm", "--fault", w.fault)
+	}
+	var err error
+	switch w.op {
+	case "restore":
+		args := []string{"--checkpoint", target}
+		if w.failRst {
+			args = append(args, "--fail-after-criu")
+		}
+		err = e.cli(nil, "restore", args...)
+	case "checkpoint", "destroy":
+		err = e.cli(nil, w.op, "--session", target)
+	case "idle":
+		err = e.cli(nil, "idle")
+	case "sweep":
+		e.killDaemon()
+		_, err = e.trySweep("FAULTWIN_FAULT_AT=" + w.fault)
+	}
+	if err == nil {
+		t.Fatalf("%s: the operation returned instead of dying", w.id)
+	}
+	if w.op != "sweep" {
+		e.waitDaemonDeath()
+	}
+	tp := e.trace()
+	f := fired(tp)
+	if f == nil || f.Point != strings.Split(strings.Split(w.fault, "+")[0], "!")[0] {
+		t.Fatalf("%s: fault did not fire at its point; trace: %+v", w.id, tp)
+	}
+	var own struct{ Links []string }
+	if err := e.cli(&own, "owned"); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range own.Links {
+		e.links[l] = true
+	}
+	rep := e.sweep()
+	if l := e.leftovers(); !l.empty() {
+		t.Fatalf("%s: after the sweep: %+v\nreport: %+v", w.id, l, rep)
+	}
+	if len(rep.Survivors) != 0 || len(rep.Errors) != 0 {
+		t.Errorf("%s: survivors %v errors %v", w.id, rep.Survivors, rep.Errors)
+	}
+	if rep2 := e.sweep(); !rep2.Empty() {
+		t.Errorf("%s: second sweep not empty: %+v", w.id, rep2)
+	}
+}
