@@ -23,6 +23,9 @@ func verbs() map[string]verb {
 		"run":       {"run registered windows against refsup, one row each", runWindows},
 		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
 		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},
+		"replay":    {"re-judge rows of JSONL files without root; exit 1 on any difference", runReplay},
+		"report":    {"render rows as Markdown or one self-contained HTML page", runReport},
+		"soak":      {"run the selected windows N times; per-window pass rates", runSoak},
 	}
 }
 

@@ -79,62 +79,120 @@ func selectWindows(dir, filter string) ([]def.Window, error) {
 	return out, nil
 }
 
+// windowFlags are the flags of every verb that runs windows (run, soak).
+type windowFlags struct {
+	dir, filter, out, root, bin, bugs *string
+}
+
+func addWindowFlags(fs *flag.FlagSet, defaultOut string) *windowFlags {
+	return &windowFlags{
+		dir:    fs.String("windows", "windows", "directory of window definitions (*.yaml)"),
+		filter: fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'"),
+		out:    fs.String("results", defaultOut, "JSONL file rows are appended to"),
+		root:   fs.String("state-root", defaultStateRoot, "refsup state root"),
+		bin:    fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary"),
+		bugs:   fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)"),
+	}
+}
+
+// windowSession is what running windows needs once per invocation: the
+// selected windows, a runner, the provenance rows record and the open
+// results file. run and soak share it so a soak row is built exactly like
+// a run row.
+type windowSession struct {
+	windows []def.Window
+	runner  windowRunner
+	prov    *windows.Provenance
+	w       *reports.Writer
+	out     string
+}
+
+// open selects the windows, checks the refsup binary and opens the results
+// file (locked, so two invocations cannot interleave rows).
+func (f *windowFlags) open() (*windowSession, error) {
+	ws, err := selectWindows(*f.dir, *f.filter)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(*f.bin); err != nil {
+		return nil, fmt.Errorf("refsup binary: %w (build it with `make build` or pass --refsup)", err)
+	}
+	var bugs []string
+	if *f.bugs != "" {
+		bugs = strings.Split(*f.bugs, ",")
+	}
+	if err := os.MkdirAll(*f.root, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(*f.out), 0o755); err != nil {
+		return nil, err
+	}
+	w, err := reports.Open(*f.out)
+	if err != nil {
+		return nil, err
+	}
+	bin, root := *f.bin, *f.root
+	return &windowSession{
+		windows: ws,
+		runner: &windows.Runner{
+			NewDriver: func(logDir string) drivers.Driver { return refsupdriver.New(bin, root, logDir, bugs) },
+			Roots:     snapshots.DefaultRoots(root),
+			LogDir:    filepath.Join(filepath.Dir(*f.out), "logs"),
+		},
+		prov: windows.NewProvenance(".", "out", "results"),
+		w:    w,
+		out:  *f.out,
+	}, nil
+}
+
+func (s *windowSession) close() error { return s.w.Close() }
+
+// windowRunner runs one window; *windows.Runner is the real one, and the
+// soak's tests script outcomes through it without touching the host.
+type windowRunner interface {
+	Run(ctx context.Context, w def.Window) (*windows.Outcome, error)
+}
+
+// record turns an outcome into its row and appends it.
+func (s *windowSession) record(o *windows.Outcome) (*reports.Row, error) {
+	row, err := s.prov.Row(o, "refsup")
+	if err != nil {
+		return nil, fmt.Errorf("building row: %w", err)
+	}
+	if err := s.w.Append(row); err != nil {
+		return nil, fmt.Errorf("writing row to %s: %w", s.out, err)
+	}
+	return row, nil
+}
+
 func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	dir := fs.String("windows", "windows", "directory of window definitions (*.yaml)")
-	filter := fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'")
-	out := fs.String("results", "out/windows.jsonl", "JSONL file rows are appended to")
-	root := fs.String("state-root", defaultStateRoot, "refsup state root")
-	bin := fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary")
-	bugList := fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)")
+	wf := addWindowFlags(fs, "out/windows.jsonl")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected arguments %q", fs.Args())
 	}
-	ws, err := selectWindows(*dir, *filter)
+	s, err := wf.open()
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(*bin); err != nil {
-		return fmt.Errorf("refsup binary: %w (build it with `make build` or pass --refsup)", err)
-	}
-	var bugs []string
-	if *bugList != "" {
-		bugs = strings.Split(*bugList, ",")
-	}
-	if err := os.MkdirAll(*root, 0o755); err != nil {
-		return err
-	}
-	w, err := reports.Open(*out)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	r := &windows.Runner{
-		NewDriver: func(logDir string) drivers.Driver { return refsupdriver.New(*bin, *root, logDir, bugs) },
-		Roots:     snapshots.DefaultRoots(*root),
-		LogDir:    filepath.Join(filepath.Dir(*out), "logs"),
-	}
-	prov := windows.NewProvenance(".", "out", "results")
+	defer s.close()
+	ws := s.windows
 	counts := map[string]int{}
 	t0 := time.Now()
 	for i, win := range ws {
 		if ctx.Err() != nil {
 			return errors.Join(ctx.Err(), exitFor(counts))
 		}
-		o, err := r.Run(ctx, win)
+		o, err := s.runner.Run(ctx, win)
 		if err != nil {
 			return fmt.Errorf("window %s: %w", win.ID, err)
 		}
-		row, err := prov.Row(o, "refsup")
-		if err != nil {
-			return fmt.Errorf("window %s: building row: %w", win.ID, err)
-		}
-		if err := w.Append(row); err != nil {
-			return fmt.Errorf("window %s: writing row to %s: %w", win.ID, *out, err)
+		if _, err := s.record(o); err != nil {
+			return fmt.Errorf("window %s: %w", win.ID, err)
 		}
 		counts[o.Verdict.Status]++
 		elapsed := time.Since(t0)
@@ -144,6 +202,6 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	fmt.Fprintf(stdout, "%d windows in %s: %d PASS, %d FAIL, %d INVALID, %d ERROR; rows in %s\n", len(ws),
 		time.Since(t0).Round(time.Millisecond), counts[criteria.StatusPass], counts[criteria.StatusFail],
-		counts[criteria.StatusInvalid], counts[criteria.StatusError], *out)
+		counts[criteria.StatusInvalid], counts[criteria.StatusError], s.out)
 	return exitFor(counts)
 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"faultwin/reports"
+	"faultwin/reports/render"
+)
+
+const reportUsage = `usage: faultwin report [--format md|html] [--out PATH] FILE|DIR...
+       faultwin report --compare [--format md|html] [--out PATH] A B
+
+Renders rows for a reviewer: which files verify (chain and replay), the
+runs, a windows-by-runs verdict table, per-file summaries with pass rates
+and load averages, and the criteria and evidence of every row that did not
+pass. --format html writes one self-contained page (inline CSS and script,
+nothing fetched) whose heatmap cells open each row's criteria and evidence.
+--compare takes exactly two files and adds the windows whose verdict
+changed from A to B.
+
+A run (a column) is a stretch of consecutive rows of one file, under one
+harness commit, in which no window repeats: each pass of a soak, or each
+` + "`faultwin run`" + ` appended to a file, is one run.
+
+Exit status: 1 when any file is unreadable, its chain is broken or a row
+does not re-judge as recorded (the report is still written and says so at
+the top); otherwise the shared status codes over the rows reported (with
+--compare, B's rows only): 0 all PASS, 1 a FAIL, 2 INVALID or an unknown
+status but no FAIL or ERROR, 3 an ERROR.
+`
+
+// runReport is `faultwin report`.
+func runReport(_ context.Context, stdout io.Writer, args []string) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() { fmt.Fprint(stdout, reportUsage); fs.PrintDefaults() }
+	format := fs.String("format", "md", "md or html")
+	out := fs.String("out", "-", "where to write the report; - for stdout")
+	compare := fs.Bool("compare", false, "compare two files: list windows whose verdict changed from the first to the second")
+	if err := fs.Parse(args); err != nil {
+		return helpOK(err)
+	}
+	if *format != "md" && *format != "html" {
+		return fmt.Errorf("report: --format %q: want md or html", *format)
+	}
+	paths, err := jsonlFiles(fs.Args())
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if *compare && len(paths) != 2 {
+		return fmt.Errorf("report: --compare takes exactly two files, A and B; got %d", len(paths))
+	}
+	files := render.Load(paths)
+	r := render.Build(files, *compare)
+	var b bytes.Buffer
+	if *format == "html" {
+		err = render.HTML(&b, r)
+	} else {
+		err = render.Markdown(&b, r)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeOut(stdout, *out, b.Bytes()); err != nil {
+		return err
+	}
+	if *out != "-" {
+		fmt.Fprintf(stdout, "report: wrote %s (%d windows, %d runs, %d files)\n", *out, len(r.Windows), len(r.Runs), len(files))
+	}
+	if len(r.Problems) > 0 {
+		return statusExit{1, fmt.Sprintf("report: the evidence does not verify (%d problems, first: %s)", len(r.Problems), r.Problems[0])}
+	}
+	judged := files
+	if *compare {
+		judged = files[1:]
+	}
+	counts := map[string]int{}
+	for _, f := range judged {
+		for _, row := range f.Rows {
+			counts[statusKey(row.Status)]++
+		}
+	}
+	return exitFor(counts)
+}
+
+// statusKey files an unknown status under INVALID, so it can never exit 0.
+func statusKey(s string) string {
+	switch s {
+	case reports.StatusPass, reports.StatusFail, reports.StatusInvalid, reports.StatusError:
+		return s
+	}
+	return reports.StatusInvalid
+}
+
+// writeOut writes b to stdout ("-") or to path through a temporary file
+// renamed into place, so a reader never sees half a report.
+func writeOut(stdout io.Writer, path string, b []byte) error {
+	if path == "-" || path == "" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"faultwin/criteria"
+	"faultwin/reports"
+	"faultwin/windows"
+	"faultwin/windows/def"
+)
+
+const soakUsage = `usage: faultwin soak [-n 20] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
+       faultwin soak --summary FILE|DIR...
+
+Runs N full passes over the selected windows, one at a time, appending every
+row to one JSONL file. It never stops at a failure: a flaky window shows as a
+rate, not as the first red. One progress line per window:
+
+  [k/N] W3_30    PASS     4.1s load 0.52 eta 12m03s
+
+(k is the pass, load the 1-minute load average before the window). At the
+end, one summary line per window:
+
+  W3_30  19/20 pass  (95% Wilson [0.76, 0.99])  FAIL 1  INVALID 0  ERROR 0  load 0.31/0.52/1.20  4.1s
+
+The pass rate is PASS / (PASS + FAIL): INVALID rows (unclean host, fault not
+fired, precondition not reached) and ERROR rows (the harness broke) measured
+nothing about the supervisor, so they are excluded from the rate and counted
+apart. --summary prints the same summary for rows already written, per file,
+without running anything.
+
+Exit status over the rows summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
+unknown status but no FAIL or ERROR, 3 an ERROR (a soak that cannot write
+its rows also exits 3); with --summary, 1 as well when a file's chain is
+broken or it cannot be read to its end.
+`
+
+// runSoak is `faultwin soak`.
+func runSoak(ctx context.Context, stdout io.Writer, args []string) error {
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() { fmt.Fprint(stdout, soakUsage); fs.PrintDefaults() }
+	n := fs.Int("n", 20, "full passes over the selected windows")
+	summary := fs.Bool("summary", false, "summarise the rows of FILE|DIR... instead of running")
+	wf := addWindowFlags(fs, "out/soak.jsonl")
+	if err := fs.Parse(args); err != nil {
+		return helpOK(err)
+	}
+	if *summary {
+		return soakSummary(stdout, fs.Args())
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("soak: unexpected arguments %q (did you mean --summary?)", fs.Args())
+	}
+	if *n < 1 {
+		return fmt.Errorf("soak: -n %d: want at least one pass", *n)
+	}
+	s, err := wf.open()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return soak(ctx, stdout, s, *n)
+}
+
+func soak(ctx context.Context, stdout io.Writer, s *windowSession, n int) error {
+	total := n * len(s.windows)
+	fmt.Fprintf(stdout, "soak: %d passes over %d windows, %d rows, appended to %s\n", n, len(s.windows), total, s.out)
+	var rows []reports.Row
+	t0 := time.Now()
+	for k := 1; k <= n; k++ {
+		for _, win := range s.windows {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stdout, "soak: interrupted after %d of %d rows\n", len(rows), total)
+				return errors.Join(ctx.Err(), soakEnd(stdout, s, rows, t0))
+			}
+			o, err := s.runner.Run(ctx, win)
+			if err != nil {
+				o = harnessOutcome(win, err)
+			}
+			row, err := s.record(o)
+			if err != nil {
+				// Without a place to write evidence the soak measures
+				// nothing more: stop, and say so as a harness error.
+				serr := soakEnd(stdout, s, rows, t0)
+				return errors.Join(statusExit{3, fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, k, err)}, serr)
+			}
+			rows = append(rows, *row)
+			done := len(rows)
+			eta := time.Duration(float64(time.Since(t0)) / float64(done) * float64(total-done))
+			fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %5.1fs load %.2f eta %s\n", k, n, win.ID, row.Status,
+				row.Run.Finished.Sub(row.Run.Started).Seconds(), row.Host.LoadBefore[0], clock(eta))
+		}
+	}
+	return soakEnd(stdout, s, rows, t0)
+}
+
+// harnessOutcome stands in for a window the runner could not run at all,
+// so the soak still writes a row for it (ERROR) and keeps going; a pass
+// with a missing row would read as a window that was never selected.
+func harnessOutcome(w def.Window, err error) *windows.Outcome {
+	now := time.Now().UTC()
+	o := &windows.Outcome{Started: now, Finished: now, Host: reports.HostFacts()}
+	o.Input = criteria.Input{Window: w, HarnessErr: "runner: " + err.Error()}
+	o.Verdict = criteria.Evaluate(o.Input)
+	if l, lerr := reports.LoadAvg(); lerr == nil {
+		o.Host.LoadAfter = l
+	}
+	return o
+}
+
+// soakEnd prints the summary of this soak's rows and returns its exit.
+func soakEnd(stdout io.Writer, s *windowSession, rows []reports.Row, t0 time.Time) error {
+	fmt.Fprintf(stdout, "\nsoak: %d rows in %s, appended to %s (last hash %s)\n", len(rows),
+		time.Since(t0).Round(time.Second), s.out, s.w.Last())
+	if err := reports.WriteSummary(stdout, reports.Summarize(rows)); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return statusExit{3, "soak: no row was written"}
+	}
+	return exitFor(statusCounts(rows))
+}
+
+// soakSummary is `faultwin soak --summary`: each file's rows summarised
+// apart, since pass numbers and load belong to one file's runs.
+func soakSummary(stdout io.Writer, args []string) error {
+	paths, err := jsonlFiles(args)
+	if err != nil {
+		return fmt.Errorf("soak --summary: %w", err)
+	}
+	var all []reports.Row
+	var broken []error
+	for i, p := range paths {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		rows, verr := reports.VerifyFile(p)
+		state := "chain ok"
+		if verr != nil {
+			state = "DOES NOT VERIFY: " + verr.Error()
+			broken = append(broken, verr)
+		}
+		fmt.Fprintf(stdout, "%s: %d rows, %d passes, %s\n", p, len(rows), maxPass(rows), state)
+		if err := reports.WriteSummary(stdout, reports.Summarize(rows)); err != nil {
+			return err
+		}
+		all = append(all, rows...)
+	}
+	if len(broken) > 0 {
+		return statusExit{1, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
+	}
+	if len(all) == 0 {
+		return statusExit{2, "soak --summary: no rows: nothing was measured"}
+	}
+	return exitFor(statusCounts(all))
+}
+
+func maxPass(rows []reports.Row) int {
+	p := reports.Passes(rows)
+	if len(p) == 0 {
+		return 0
+	}
+	return p[len(p)-1]
+}
+
+func statusCounts(rows []reports.Row) map[string]int {
+	c := map[string]int{}
+	for _, r := range rows {
+		c[statusKey(r.Status)]++
+	}
+	return c
+}
+
+// clock renders a duration as 12m03s (1h02m03s past an hour).
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
+	}
+	return fmt.Sprintf("%dm%02ds", m, s)
+}
