@@ -24,13 +24,13 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 		}
 		ew.printf("%s: %d rows, %s, last hash %s\n", f.Path, len(f.Rows), chain, short(f.Last))
 		tw := tabwriter.NewWriter(ew, 2, 8, 2, ' ', 0)
-		fmt.Fprintf(tw, "  window\trows\tPASS\tFAIL\tINVALID\tERROR\tagree\t\n")
+		fmt.Fprintf(tw, "  window\trows\tPASS\tFAIL\tINVALID\tERROR\tagree\n")
 		for _, wr := range f.Windows {
 			agree := "yes"
 			if !wr.Agree {
 				agree = "NO"
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%s\t", wr.Window, wr.Rows, wr.Statuses[StatusPass], wr.Statuses[StatusFail],
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%s", wr.Window, wr.Rows, wr.Statuses[StatusPass], wr.Statuses[StatusFail],
 				wr.Statuses[StatusInvalid], wr.Statuses[StatusError], agree)
 			var notes []string
 			if n := otherStatuses(wr.Statuses); n > 0 {
@@ -39,7 +39,10 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 			if wr.Unregistered > 0 {
 				notes = append(notes, fmt.Sprintf("%d unregistered", wr.Unregistered))
 			}
-			fmt.Fprintf(tw, "%s\n", strings.Join(notes, ", "))
+			if len(notes) > 0 {
+				fmt.Fprintf(tw, " (%s)", strings.Join(notes, ", "))
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 		if f.ReadErr != nil {

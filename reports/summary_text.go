@@ -28,7 +28,7 @@ func WriteSummary(w io.Writer, sums []WindowSummary) error {
 		if s.Measured() > 0 {
 			rate = fmt.Sprintf("(95%% Wilson [%.2f, %.2f])", s.Lo, s.Hi)
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d pass\t%s\tFAIL %d\tINVALID %d\tERROR %d\tload %s\t%.1fs\t%s\n", s.Window, s.Pass, s.Measured(), rate,
+		fmt.Fprintf(tw, "%s\t%d/%d pass\t%s\tFAIL %d\tINVALID %d\tERROR %d\tload %s\t%.1fs%s\n", s.Window, s.Pass, s.Measured(), rate,
 			s.Fail, s.Invalid, s.Error, loadSpread(s.Load), s.Seconds.Median, unknownNote(s.Unknown))
 		tot.Pass += s.Pass
 		tot.Fail += s.Fail
