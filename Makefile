@@ -19,7 +19,7 @@ GINKGO_VERSION := $(shell awk '$$1=="github.com/onsi/ginkgo/v2"{print $$2}' go.m
 LABELS ?=
 STATE_ROOT ?= /var/lib/faultwin/state
 # The windows suite runs in `make windows`; `make unit` runs every other package.
-UNIT_PKGS = $$($(GO) list ./... | grep -v -x 'faultwin/windows')
+UNIT_PKGS = $$($(GO) list ./... | grep -v -x -e 'faultwin/windows' -e 'faultwin/windows/mutants')
 
 .PHONY: deps build lint unit test run windows hostcheck sweep soak replay report mutants clean
 
@@ -79,9 +79,32 @@ run: deps build
 	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(RESULTS) \
 	  $(if $(LABELS),--label-filter='$(LABELS)')
 
-## not yet built: these exit non-zero until their issues land
-soak replay report mutants:
-	@echo "make $@: not there yet (see the project's open issues)"; exit 1
+## replay: re-judge every checked-in row without root; fails on any difference or broken chain
+replay: build
+	$(FAULTWIN) replay results/
+
+## report: Markdown and self-contained HTML of everything in results/ into out/
+report: build
+	@mkdir -p $(OUT)
+	rc=0; $(FAULTWIN) report --out $(OUT)/report.md results/ || rc=$$?; \
+	$(FAULTWIN) report --format html --out $(OUT)/report.html results/ || rc=$$?; \
+	echo "report: $(OUT)/report.md $(OUT)/report.html"; exit $$rc
+
+## soak: N (default 20) full passes of the windows (or LABELS=...), k/N per window with Wilson intervals
+N ?= 20
+soak: build hostcheck
+	@mkdir -p $(OUT)
+	rc=0; $(FAULTWIN) soak -n $(N) --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/soak.jsonl \
+	  $(if $(LABELS),--label-filter '$(LABELS)') || rc=$$?; \
+	$(FAULTWIN) report --format html --out $(OUT)/soak.html $(OUT)/soak.jsonl || true; exit $$rc
+
+## mutants: every criterion shown to fail on a refsup with the bug it guards against
+MUTANT_RESULTS ?= $(OUT)/mutants
+mutants: build hostcheck
+	@mkdir -p $(MUTANT_RESULTS)
+	FAULTWIN_MUTANT_RESULTS=$(abspath $(MUTANT_RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter=mutant \
+	  --junit-report=$(OUT)/mutants-junit.xml ./windows/mutants
 
 clean:
 	rm -rf $(BIN) $(OUT)
