@@ -92,8 +92,16 @@ func (r *Runner) Run(ctx context.Context, w def.Window) (*Outcome, error) {
 		o.Verdict = criteria.Evaluate(*in)
 	}()
 
-	// 1. Preflight: never run on an unclean host.
+	// 1. Preflight: never run on an unclean host. A zombie is already dead
+	// and waits only for its parent (often init, after the previous window's
+	// supervisor died) to reap it: give that a moment before judging, so a
+	// reaping in flight does not read as a leftover.
 	capture("preflight", &in.Preflight)
+	for deadline := time.Now().Add(preflightZombieWait); in.HarnessErr == "" &&
+		onlyZombies(in.Preflight, r.Roots) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		capture("preflight", &in.Preflight)
+	}
 	if in.HarnessErr != "" || len(criteria.Leftovers(in.Preflight, r.Roots)) > 0 {
 		r.logf("%s: host unclean or unreadable; not running", w.ID)
 		return o, nil
@@ -109,7 +117,7 @@ func (r *Runner) Run(ctx context.Context, w def.Window) (*Outcome, error) {
 		return o, nil
 	}
 	in.Decoys = planted.Decoys
-	defer func() { harness("removing decoys", planted.Remove()) }()
+	defer func() { harness("removing decoys", step("decoys_remove", planted.Remove)) }()
 
 	logDir := filepath.Join(r.LogDir, w.ID+"-"+run)
 	d := r.NewDriver(logDir)
@@ -151,7 +159,7 @@ func (r *Runner) Run(ctx context.Context, w def.Window) (*Outcome, error) {
 		in.LedgeredMounts, err = d.LedgeredMounts()
 		return err
 	}))
-	o.Logs = d.Logs()
+	_ = step("logs", func() error { o.Logs = d.Logs(); return nil })
 
 	// 7. Sweep, snapshot, sweep again, snapshot.
 	r.logf("%s: sweep", w.ID)
@@ -166,6 +174,26 @@ func (r *Runner) Run(ctx context.Context, w def.Window) (*Outcome, error) {
 	}))
 	capture("after_sweep2", &in.AfterSweep2)
 	return o, nil
+}
+
+// preflightZombieWait bounds how long a preflight waits for zombies alone to
+// be reaped before it calls the host unclean.
+const preflightZombieWait = 3 * time.Second
+
+// onlyZombies reports whether s has leftovers and every one of them is a
+// zombie process: without its zombies the snapshot would be clean.
+func onlyZombies(s snapshots.Snapshot, roots snapshots.Roots) bool {
+	if len(criteria.Leftovers(s, roots)) == 0 {
+		return false
+	}
+	live := s
+	live.Processes = nil
+	for _, p := range s.Processes {
+		if !p.Zombie() {
+			live.Processes = append(live.Processes, p)
+		}
+	}
+	return len(live.Processes) < len(s.Processes) && len(criteria.Leftovers(live, roots)) == 0
 }
 
 func describePre(p drivers.Precondition) string {

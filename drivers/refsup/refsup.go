@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"faultwin/drivers"
+
+	"golang.org/x/sys/unix"
 )
 
 // Driver runs one refsup lifetime. It is not reusable: make one per window.
@@ -323,14 +325,25 @@ func (d *Driver) Logs() map[string]string {
 		logs[name] = string(b)
 	}
 	add("refsup-serve.out", filepath.Join(d.LogDir, "refsup-serve.log"))
+	// Never descend into a mount: a session's root is an overlay of the
+	// host's whole root filesystem.
+	var top unix.Stat_t
+	if unix.Stat(d.scope.StateDir, &top) != nil {
+		return logs
+	}
 	_ = filepath.WalkDir(d.scope.StateDir, func(p string, e os.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if e.IsDir() && strings.HasPrefix(e.Name(), ".criu.") {
-			return filepath.SkipDir
+		if e.IsDir() {
+			var st unix.Stat_t
+			depth := strings.Count(strings.TrimPrefix(p, d.scope.StateDir), "/")
+			if unix.Lstat(p, &st) != nil || st.Dev != top.Dev || depth > 4 || strings.HasPrefix(e.Name(), ".criu.") {
+				return filepath.SkipDir
+			}
+			return nil
 		}
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".log") {
+		if strings.HasSuffix(e.Name(), ".log") {
 			rel, _ := filepath.Rel(d.scope.StateDir, p)
 			add(rel, p)
 		}

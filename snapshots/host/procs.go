@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/procfs"
 
@@ -148,17 +149,25 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 
 	if len(bad.order) > 0 {
 		// A process exiting between two reads looks unreadable: read its
-		// stat again and judge by what it is now.
-		now, err := pr.Stat()
-		switch {
-		case err != nil && gone(err):
-			return nil
-		case err == nil && now.Starttime != st.Starttime:
-			return nil // the pid was reused under us
-		case err == nil && (now.State == "Z" || now.State == "X"):
-			c.p.State, c.zombie = now.State, true
-		default:
-			c.p.Unreadable = bad.String()
+		// stat again and judge by what it is now. One that is mid-exit (its
+		// memory and namespaces already released, not yet a zombie) fails
+		// every read with "no such process": give it a moment to finish.
+		for wait := 0; ; wait++ {
+			now, err := pr.Stat()
+			switch {
+			case err != nil && gone(err):
+				return nil
+			case err == nil && now.Starttime != st.Starttime:
+				return nil // the pid was reused under us
+			case err == nil && (now.State == "Z" || now.State == "X"):
+				c.p.State, c.zombie = now.State, true
+				return c
+			}
+			if bad.notGone || wait >= exitWaitTries {
+				c.p.Unreadable = bad.String()
+				return c
+			}
+			time.Sleep(exitWaitStep)
 		}
 	}
 	return c
@@ -315,6 +324,13 @@ func readNS(root, pid, name string) (uint64, error) {
 	return strconv.ParseUint(strings.TrimSuffix(rest, "]"), 10, 64)
 }
 
+// A mid-exit process is re-read up to exitWaitTries times, exitWaitStep
+// apart, before it is reported unreadable.
+const (
+	exitWaitTries = 40
+	exitWaitStep  = 5 * time.Millisecond
+)
+
 // gone reports whether err says the process no longer exists.
 func gone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
@@ -323,13 +339,17 @@ func gone(err error) bool {
 // reasons collects why parts of a process could not be read, grouped by
 // cause: "environ, cwd: permission denied".
 type reasons struct {
-	order []string            // causes in first-seen order
-	what  map[string][]string // cause -> what failed with it
+	order   []string            // causes in first-seen order
+	what    map[string][]string // cause -> what failed with it
+	notGone bool                // some failure was not "no such process/file"
 }
 
 func (r *reasons) note(what string, err error) {
 	if err == nil {
 		return
+	}
+	if !gone(err) {
+		r.notGone = true
 	}
 	cause := err.Error()
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
