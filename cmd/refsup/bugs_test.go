@@ -119,7 +119,7 @@ func testSurvivor(t *testing.T, bug bool) {
 	}
 }
 
-func TestSurvivorKeepsLedger(t *testing.T)  { testSurvivor(t, false) }
+func TestSurvivorKeepsLedger(t *testing.T)   { testSurvivor(t, false) }
 func TestBugDropLedgerSurvivor(t *testing.T) { testSurvivor(t, true) }
 
 func TestBugSubstringPaths(t *testing.T) {
