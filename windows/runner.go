@@ -32,6 +32,10 @@ type Runner struct {
 	Roots     snapshots.Roots
 	LogDir    string    // per-window subdirs are made under it
 	Progress  io.Writer // one line per step; nil for quiet
+	// BeforeTrigger, when set, runs between prepare and arm. Mutant specs use
+	// it to make the environment adversarial (a process the sweep cannot
+	// reap); registered windows never set it.
+	BeforeTrigger func(ctx context.Context, sc drivers.Scope) error
 }
 
 // Outcome is everything one window produced: the criteria's input (which is
@@ -129,6 +133,12 @@ func (r *Runner) Run(ctx context.Context, w def.Window) (*Outcome, error) {
 		in.Scope, err = d.Prepare(ctx, run, w.Precondition)
 		return err
 	})
+	if prepErr == nil && r.BeforeTrigger != nil {
+		if err := step("before_trigger", func() error { return r.BeforeTrigger(ctx, in.Scope) }); err != nil {
+			harness("before trigger", err)
+			prepErr = err
+		}
+	}
 	if prepErr == nil {
 		// 4. Arm and trigger.
 		r.logf("%s: arm %s, trigger %s", w.ID, w.Fault.Env(), w.Operation)

@@ -38,6 +38,8 @@ var (
 	// disabled names a switch to leave off while keeping its expectations:
 	// the spec must then fail, which shows the expectation depends on the bug.
 	disabled string
+	// strays are processes a mutant spec froze; cleanup thaws them first.
+	strays []*frozen
 )
 
 func TestMutants(t *testing.T) {
@@ -84,16 +86,22 @@ func envOr(key, def string) string {
 // runWindow runs one registered window with the given bug switches and
 // appends its row to <outDir>/<file>.jsonl.
 func runWindow(ctx context.Context, id string, bugs []string, file string) *windows.Outcome {
+	return runWindowHook(ctx, id, bugs, file, nil)
+}
+
+func runWindowHook(ctx context.Context, id string, bugs []string, file string,
+	hook func(context.Context, drivers.Scope) error) *windows.Outcome {
 	w, ok := registered[id]
 	Expect(ok).To(BeTrue(), "window %s is not registered", id)
 	if disabled != "" {
 		bugs = without(bugs, disabled)
 	}
 	r := &windows.Runner{
-		NewDriver: func(dir string) drivers.Driver { return refsupdriver.New(refsupBin, stateRoot, dir, bugs) },
-		Roots:     snapshots.DefaultRoots(stateRoot),
-		LogDir:    filepath.Join(outDir, "logs"),
-		Progress:  GinkgoWriter,
+		NewDriver:     func(dir string) drivers.Driver { return refsupdriver.New(refsupBin, stateRoot, dir, bugs) },
+		Roots:         snapshots.DefaultRoots(stateRoot),
+		LogDir:        filepath.Join(outDir, "logs"),
+		Progress:      GinkgoWriter,
+		BeforeTrigger: hook,
 	}
 	o, err := r.Run(ctx, w)
 	Expect(err).NotTo(HaveOccurred())
@@ -123,6 +131,10 @@ func without(list []string, drop string) []string {
 // sweep left flipped is set back to its preflight value, the one thing no
 // ledger records any more. Then the host must be clean for the next spec.
 func restoreHost(ctx context.Context, o *windows.Outcome) {
+	for _, f := range strays {
+		Expect(f.thaw()).To(Succeed())
+	}
+	strays = nil
 	if run := o.Input.Scope.Run; run != "" {
 		cmd := exec.CommandContext(ctx, refsupBin, "sweep", "--root", stateRoot, "--run", run)
 		var out bytes.Buffer
@@ -158,4 +170,80 @@ func failing(v criteria.Verdict) []string {
 	return out
 }
 
-var _ = matchers.HaveStatus
+// mutant is one known-bug switch and the verdict it must produce.
+type mutant struct {
+	bug      string
+	window   string   // registered window run with the bug on
+	status   string   // expected status
+	fail     []string // exactly the criteria that must be false
+	evidence string   // a line of the first failing criterion contains this
+	// stray: freeze one of the run's processes before the trigger, so the
+	// sweep meets a process it cannot reap (the adversary of the run 2
+	// cascade); it is thawed, and so dies of the sweep's SIGKILL, in cleanup.
+	stray bool
+	// next, when set, is run right after with no bug: the host the bug left
+	// must make it INVALID with the stray as evidence, never PASS.
+	next         string
+	nextEvidence string
+}
+
+var table = []mutant{
+	{bug: "criu-by-name", window: "W4_80", status: criteria.StatusFail, fail: []string{criteria.P1},
+		evidence: "criu", next: "W4_150", nextEvidence: "criu"},
+	{bug: "drop-ledger-survivor", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P1, criteria.P6},
+		evidence: "sleep", stray: true, next: "W12", nextEvidence: "env tag"},
+	{bug: "substring-paths", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P5},
+		evidence: "decoy"},
+	{bug: "unledgered-mount", window: "W11", status: criteria.StatusFail, fail: []string{criteria.O1, criteria.P2},
+		evidence: "stage"},
+	{bug: "leave-table", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P3},
+		evidence: "faultwin_"},
+	{bug: "leave-ip-forward", window: "W11", status: criteria.StatusFail, fail: []string{criteria.H1},
+		evidence: "ip_forward"},
+	{bug: "non-idempotent-sweep", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P6},
+		evidence: ""},
+	{bug: "dead-point", window: "W2", status: criteria.StatusInvalid, fail: []string{criteria.F1},
+		evidence: "restore.after_overlay"},
+}
+
+var _ = Describe("known-bug supervisors", Serial, Ordered, Label("mutant"), func() {
+	for _, m := range table {
+		m := m
+		It(m.bug+" makes "+m.window+" "+m.status, Label(m.bug), SpecTimeout(4*time.Minute), func(ctx SpecContext) {
+			o := runWindowHook(ctx, m.window, []string{m.bug}, m.bug, func(ctx context.Context, sc drivers.Scope) error {
+				if !m.stray {
+					return nil
+				}
+				f, err := freezeOne(ctx, sc)
+				if f != nil {
+					strays = append(strays, f)
+				}
+				return err
+			})
+			Expect(o.Verdict).To(matchers.HaveStatus(m.status))
+			Expect(failing(o.Verdict)).To(ConsistOf(m.fail), "failing criteria:\n%s", criteria.Explain(o.Verdict))
+			first, _ := o.Verdict.Result(m.fail[0])
+			Expect(strings.Join(first.Evidence, "\n") + first.Summary).To(ContainSubstring(m.evidence))
+			if m.next != "" {
+				n := runWindow(ctx, m.next, nil, m.bug)
+				Expect(n.Verdict).To(matchers.HaveStatus(criteria.StatusInvalid))
+				pre, _ := n.Verdict.Result(criteria.PRE)
+				Expect(pre.Holds()).To(BeFalse(), "the next window's preflight must see the stray")
+				Expect(strings.Join(pre.Evidence, "\n")).To(ContainSubstring(m.nextEvidence))
+			}
+		})
+	}
+
+	It("counts every criterion as failing under some mutant", func() {
+		covered := map[string]bool{}
+		for _, m := range table {
+			for _, id := range m.fail {
+				covered[id] = true
+			}
+		}
+		for _, id := range []string{criteria.P1, criteria.P2, criteria.P3, criteria.P4, criteria.P5,
+			criteria.P6, criteria.O1, criteria.F1, criteria.H1} {
+			Expect(covered).To(HaveKey(id), "no mutant makes %s fail: a check that cannot fail", id)
+		}
+	})
+})

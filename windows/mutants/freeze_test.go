@@ -1,0 +1,90 @@
+package mutants_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"faultwin/criteria"
+	"faultwin/drivers"
+	"faultwin/snapshots"
+	"faultwin/snapshots/host"
+)
+
+// frozen is one of a run's processes held in a cgroup v1 freezer: SIGKILL
+// stays pending until it is thawed, so to the sweep it is a process that
+// will not die.
+type frozen struct {
+	dir string
+	pid int
+}
+
+const freezerRoot = "/sys/fs/cgroup/freezer"
+
+// freezeOne freezes one live, non-init process of the run.
+func freezeOne(ctx context.Context, sc drivers.Scope) (*frozen, error) {
+	roots := snapshots.DefaultRoots(sc.StateRoot)
+	s, err := host.Capture(ctx, "freeze", roots, snapshots.Decoys{})
+	if err != nil {
+		return nil, err
+	}
+	pid := 0
+	for _, o := range criteria.OfRun(s, sc, snapshots.Decoys{}) {
+		p := o.Process
+		if p.Comm == "sleep" && !p.Zombie() && len(p.NSpid) > 1 && p.NSpid[len(p.NSpid)-1] != 1 {
+			pid = p.PID
+			break
+		}
+	}
+	if pid == 0 {
+		return nil, fmt.Errorf("no process of run %s to freeze", sc.Run)
+	}
+	if _, err := os.Stat(filepath.Join(freezerRoot, "freezer.state")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	dir := filepath.Join(freezerRoot, "faultwin-mutant-"+sc.Run)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making freezer cgroup (cgroup v1 freezer needed): %w", err)
+	}
+	f := &frozen{dir: dir, pid: pid}
+	if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		return nil, errors.Join(err, f.thaw())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("FROZEN"), 0o644); err != nil {
+		return nil, errors.Join(err, f.thaw())
+	}
+	return f, nil
+}
+
+// thaw lets the frozen process take its pending SIGKILL. One with no kill
+// pending (the sweep never found it) is moved back to the root cgroup alive,
+// for the correct sweep that follows to reap: the harness undoes its freeze
+// and nothing more.
+func (f *frozen) thaw() error {
+	if err := os.WriteFile(filepath.Join(f.dir, "freezer.state"), []byte("THAWED"), 0o644); err != nil {
+		return err
+	}
+	tasks := filepath.Join(f.dir, "tasks")
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, err := os.ReadFile(tasks)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(string(b)) == "" {
+			return os.Remove(f.dir)
+		}
+	}
+	b, _ := os.ReadFile(tasks)
+	for _, pid := range strings.Fields(string(b)) {
+		if err := os.WriteFile(filepath.Join(freezerRoot, "tasks"), []byte(pid), 0o644); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("moving %s out of %s: %w", pid, f.dir, err)
+		}
+	}
+	return os.Remove(f.dir)
+}
