@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
+
+	"faultwin/fixtures/refsup/api"
 )
 
 // window is one fault window of the source record, driven end to end: a
@@ -12,28 +15,37 @@ type window struct {
 	fault   string // FAULTWIN_FAULT_AT syntax
 	op      string // restore, checkpoint, destroy, idle, sweep
 	failRst bool   // restore --fail-after-criu (W13)
+	display bool   // sessions get Xvfb + openbox
 }
 
 var windows = []window{
-	{"W1", "restore.before_overlay", "restore", false},
-	{"W2", "restore.after_overlay", "restore", false},
-	{"W3_30", "restore.during_criu+30", "restore", false},
-	{"W3_150", "restore.during_criu+150", "restore", false},
-	{"W4_30", "restore.during_criu+30!criu", "restore", false},
-	{"W4_150", "restore.during_criu+150!criu", "restore", false},
-	{"W5", "restore.after_criu", "restore", false},
-	{"W6", "restore.after_register", "restore", false},
-	{"W7", "restore.mid_reseed", "restore", false},
-	{"W8", "checkpoint.after_dump", "checkpoint", false},
-	{"W9", "checkpoint.after_root_unmount", "checkpoint", false},
-	{"W10", "checkpoint.after_layer_bind", "checkpoint", false},
-	{"W11", "destroy.after_kill", "destroy", false},
-	{"W12", "destroy.after_root_unmount", "destroy", false},
-	{"W13", "restore.failed_teardown", "restore", true},
-	{"W14", "sweep.after_kill", "sweep", false},
-	{"W15", "sweep.after_unmount", "sweep", false},
-	{"W16", "sweep.after_links", "sweep", false},
-	{"idle", "idle.kill", "idle", false},
+	{"W1", "restore.before_overlay", "restore", false, false},
+	{"W2", "restore.after_overlay", "restore", false, false},
+	{"W3_30", "restore.during_criu+30", "restore", false, false},
+	{"W3_80", "restore.during_criu+80", "restore", false, false},
+	{"W3_150", "restore.during_criu+150", "restore", false, false},
+	{"W3_250", "restore.during_criu+250", "restore", false, false},
+	{"W4_30", "restore.during_criu+30!criu", "restore", false, false},
+	{"W4_80", "restore.during_criu+80!criu", "restore", false, false},
+	{"W4_150", "restore.during_criu+150!criu", "restore", false, false},
+	{"W4_250", "restore.during_criu+250!criu", "restore", false, false},
+	{"W5", "restore.after_criu", "restore", false, false},
+	{"W6", "restore.after_register", "restore", false, false},
+	{"W7", "restore.mid_reseed", "restore", false, false},
+	{"W8", "checkpoint.after_dump", "checkpoint", false, false},
+	{"W9", "checkpoint.after_root_unmount", "checkpoint", false, false},
+	{"W10", "checkpoint.after_layer_bind", "checkpoint", false, false},
+	{"W11", "destroy.after_kill", "destroy", false, false},
+	{"W12", "destroy.after_root_unmount", "destroy", false, false},
+	{"W13", "restore.failed_teardown", "restore", true, false},
+	{"W14", "sweep.after_kill", "sweep", false, false},
+	{"W15", "sweep.after_unmount", "sweep", false, false},
+	{"W16", "sweep.after_links", "sweep", false, false},
+	{"idle", "idle.kill", "idle", false, false},
+	{"W4_80_display", "restore.during_criu+80!criu", "restore", false, true},
+	{"W7_display", "restore.mid_reseed", "restore", false, true},
+	{"W8_display", "checkpoint.after_dump", "checkpoint", false, true},
+	{"W13_display", "restore.failed_teardown", "restore", true, true},
 }
 
 func TestFaultWindows(t *testing.T) {
@@ -46,11 +58,20 @@ func TestFaultWindows(t *testing.T) {
 func runWindow(t *testing.T, w window) {
 	e := newEnv(t)
 	e.serve()
-	s := e.create()
+	create := e.create
+	if w.display {
+		create = func() api.SessionInfo {
+			var s api.SessionInfo
+			e.must(&s, "create", "--display")
+			e.links[s.Veth] = true
+			return s
+		}
+	}
+	s := create()
 	var target string
 	switch w.op {
 	case "restore":
-		src := e.create()
+		src := create()
 		target = e.checkpoint(src.Session).Checkpoint
 	case "checkpoint", "destroy":
 		target = s.Session
@@ -85,7 +106,7 @@ func runWindow(t *testing.T, w window) {
 	if f == nil || f.Point != strings.Split(strings.Split(w.fault, "+")[0], "!")[0] {
 		t.Fatalf("%s: fault did not fire at its point; trace: %+v", w.id, tp)
 	}
-	var own struct{ Links []string }
+	var own struct{ Links, X11 []string }
 	if err := e.cli(&own, "owned"); err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +116,11 @@ func runWindow(t *testing.T, w window) {
 	rep := e.sweep()
 	if l := e.leftovers(); !l.empty() {
 		t.Fatalf("%s: after the sweep: %+v\nreport: %+v", w.id, l, rep)
+	}
+	for _, x := range own.X11 {
+		if _, err := os.Lstat(x); !os.IsNotExist(err) {
+			t.Errorf("%s: X11 link %s left", w.id, x)
+		}
 	}
 	if len(rep.Survivors) != 0 || len(rep.Errors) != 0 {
 		t.Errorf("%s: survivors %v errors %v", w.id, rep.Survivors, rep.Errors)
