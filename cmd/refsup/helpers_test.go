@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 				return 1
 			}
 			defer os.RemoveAll(dir)
+			defer os.Remove(testRoot) // only if every test left it empty
 			binary = filepath.Join(dir, "refsup")
 			out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 			if err != nil {
@@ -136,10 +137,14 @@ func (e *env) cleanup() {
 }
 
 // serve starts the daemon as this test's child and waits for its socket.
-func (e *env) serve(extra ...string) {
+func (e *env) serve(extra ...string) { e.t.Helper(); e.serveEnv(nil, extra...) }
+
+// serveEnv starts the daemon with extra environment.
+func (e *env) serveEnv(envv []string, extra ...string) {
 	e.t.Helper()
 	args := append([]string{"serve", "--root", e.root, "--run", e.run, "--tag", "faultwin:" + e.run}, extra...)
 	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), envv...)
 	cmd.Stderr = &e.dstderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

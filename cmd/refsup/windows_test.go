@@ -129,3 +129,22 @@ func runWindow(t *testing.T, w window) {
 		t.Errorf("%s: second sweep not empty: %+v", w.id, rep2)
 	}
 }
+
+// TestFaultFromEnvironment arms through FAULTWIN_FAULT_AT on serve: the
+// first operation passing the point dies there, whichever it is.
+func TestFaultFromEnvironment(t *testing.T) {
+	e := newEnv(t)
+	e.serveEnv([]string{"FAULTWIN_FAULT_AT=checkpoint.after_layer_bind"})
+	s := e.create() // passes no checkpoint point: must survive
+	if err := e.cli(nil, "checkpoint", "--session", s.Session); err == nil {
+		t.Fatal("checkpoint returned instead of dying")
+	}
+	e.waitDaemonDeath()
+	if f := fired(e.trace()); f == nil || f.Point != "checkpoint.after_layer_bind" {
+		t.Fatalf("trace: %+v", e.trace())
+	}
+	e.sweep()
+	if l := e.leftovers(); !l.empty() {
+		t.Fatalf("after the sweep: %+v", l)
+	}
+}
