@@ -42,6 +42,8 @@ var windows = []window{
 	{"W15", "sweep.after_unmount", "sweep", false, false},
 	{"W16", "sweep.after_links", "sweep", false, false},
 	{"idle", "idle.kill", "idle", false, false},
+	{"create_after_net", "create.after_net", "create", false, false},
+	{"create_after_launch", "create.after_launch", "create", false, false},
 	{"W4_80_display", "restore.during_criu+80!criu", "restore", false, true},
 	{"W7_display", "restore.mid_reseed", "restore", false, true},
 	{"W8_display", "checkpoint.after_dump", "checkpoint", false, true},
@@ -91,6 +93,8 @@ func runWindow(t *testing.T, w window) {
 		err = e.cli(nil, w.op, "--session", target)
 	case "idle":
 		err = e.cli(nil, "idle")
+	case "create":
+		err = e.cli(nil, "create")
 	case "sweep":
 		e.killDaemon()
 		_, err = e.trySweep("FAULTWIN_FAULT_AT=" + w.fault)
