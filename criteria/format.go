@@ -18,6 +18,9 @@ func procLine(p snapshots.Process) string {
 	fmt.Fprintf(&b, "pid %d (start %d) %s", p.PID, p.StartTime, p.Comm)
 	if p.Zombie() {
 		fmt.Fprintf(&b, " state=%s", p.State)
+		if p.Exiting {
+			b.WriteString(" (exiting)")
+		}
 	}
 	if len(p.Argv) > 0 {
 		a := strings.Join(p.Argv, " ")

@@ -29,13 +29,18 @@ type Process struct {
 	NSpid      []int             `json:"nspid,omitempty"` // pids from the host's pidns inward
 	Decoy      bool              `json:"decoy,omitempty"` // started by the harness as a decoy
 	Unreadable string            `json:"unreadable,omitempty"`
+	// Exiting is set for a task the kernel is tearing down (PF_EXITING): it
+	// took its SIGKILL but waits, e.g. as a pid namespace's init for the
+	// namespace's other tasks; its memory and namespaces are already gone.
+	Exiting bool `json:"exiting,omitempty"`
 }
 
 // ID returns the reuse-proof identity of p.
 func (p Process) ID() PID { return PID{p.PID, p.StartTime} }
 
-// Zombie reports whether p has exited and waits for its parent to reap it.
-func (p Process) Zombie() bool { return p.State == "Z" || p.State == "X" }
+// Zombie reports whether p has exited, or is exiting, and so is not a live
+// survivor: it waits for its parent to reap it or for the kernel to finish.
+func (p Process) Zombie() bool { return p.State == "Z" || p.State == "X" || p.Exiting }
 
 // Mount is one mount under the snapshot's roots, in the host mount namespace
 // (NS == host) or in a foreign one seen through a process living there.

@@ -36,6 +36,10 @@ type Runner struct {
 	// it to make the environment adversarial (a process the sweep cannot
 	// reap); registered windows never set it.
 	BeforeTrigger func(ctx context.Context, sc drivers.Scope) error
+	// AfterDeath, when set, runs after the death evidence is taken and before
+	// the sweep. Mutant specs use it to keep the ledger a buggy sweep would
+	// lose, so the host can be restored after them.
+	AfterDeath func(ctx context.Context, sc drivers.Scope) error
 }
 
 // Outcome is everything one window produced: the criteria's input (which is
@@ -170,6 +174,9 @@ func (r *Runner) Run(ctx context.Context, w def.Window) (*Outcome, error) {
 		return err
 	}))
 	_ = step("logs", func() error { o.Logs = d.Logs(); return nil })
+	if r.AfterDeath != nil && in.Scope.Run != "" {
+		harness("after death", r.AfterDeath(ctx, in.Scope))
+	}
 
 	// 7. Sweep, snapshot, sweep again, snapshot.
 	r.logf("%s: sweep", w.ID)
@@ -187,8 +194,10 @@ func (r *Runner) Run(ctx context.Context, w def.Window) (*Outcome, error) {
 }
 
 // preflightZombieWait bounds how long a preflight waits for zombies alone to
-// be reaped before it calls the host unclean.
-const preflightZombieWait = 3 * time.Second
+// be reaped before it calls the host unclean. Orphans of a killed supervisor
+// are reaped by init, and some inits (this VM's among them) reap on a timer:
+// a killed orphan was seen to stay a zombie for 7 to 10 s.
+const preflightZombieWait = 15 * time.Second
 
 // onlyZombies reports whether s has leftovers and every one of them is a
 // zombie process: without its zombies the snapshot would be clean.

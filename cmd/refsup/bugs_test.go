@@ -166,7 +166,14 @@ func TestBugUnledgeredMount(t *testing.T) {
 func TestBugLeaveTableAndIPForward(t *testing.T) {
 	e := newEnv(t)
 	if e.fwd != "0" {
-		t.Skipf("ip_forward is %s before the test: the leave-ip-forward defect cannot show", e.fwd)
+		// The defect shows only as a flip from 0: start from 0, put the
+		// host's value back afterwards.
+		orig := e.fwd
+		if err := netw.WriteSysctl(netw.IPForward, "0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = netw.WriteSysctl(netw.IPForward, orig) })
+		e.fwd = "0"
 	}
 	e.serve()
 	e.create()
@@ -178,6 +185,21 @@ func TestBugLeaveTableAndIPForward(t *testing.T) {
 	_ = netw.WriteSysctl(netw.IPForward, e.fwd)
 	if !ok || fwd != "1" {
 		t.Fatalf("table left=%v ip_forward=%s: both defects should show", ok, fwd)
+	}
+}
+
+func TestBugLeaveLedger(t *testing.T) {
+	e := newEnv(t)
+	e.serve()
+	e.create()
+	e.killDaemon()
+	e.sweep("REFSUP_BUGS=leave-ledger")
+	if _, err := os.Stat(e.lay.Ledger()); err != nil {
+		t.Fatalf("with leave-ledger the ledger file should outlive the sweep: %v", err)
+	}
+	e.sweep()
+	if _, err := os.Stat(e.lay.Ledger()); !os.IsNotExist(err) {
+		t.Fatalf("the correct sweep left the ledger: %v", err)
 	}
 }
 

@@ -50,6 +50,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		return cmdOwned(stdout, rest)
 	case "session-init":
 		return cmdSessionInit(rest)
+	case "subreaper":
+		return cmdSubreaper(stdout, stderr, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -30,9 +30,7 @@ type Driver struct {
 
 	run      string
 	scope    drivers.Scope
-	daemon   *exec.Cmd
-	done     chan struct{} // closed when the daemon has been reaped
-	waitErr  error
+	daemon   *daemon
 	fault    drivers.Fault
 	sessions []string // live cold sessions, oldest first
 	restored []string
@@ -78,19 +76,11 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre drivers.Preconditi
 		return d.scope, err
 	}
 	args := append([]string{"serve", "--root", d.Root, "--run", run, "--tag", d.scope.Tag}, d.bugArgs()...)
-	d.daemon = exec.Command(d.Bin, args...)
-	d.daemon.Stdout, d.daemon.Stderr = logf, logf
-	d.daemon.Env = append(os.Environ(), "FAULTWIN_RUN="+run)
-	if err := d.daemon.Start(); err != nil {
-		logf.Close()
-		return d.scope, fmt.Errorf("starting refsup serve: %w", err)
+	d.daemon, err = startDaemon(d.Bin, args, run, logf)
+	logf.Close() // the subreaper and the daemon hold their own copies
+	if err != nil {
+		return d.scope, err
 	}
-	d.done = make(chan struct{})
-	go func() {
-		d.waitErr = d.daemon.Wait()
-		logf.Close()
-		close(d.done)
-	}()
 	if err := d.waitReady(ctx); err != nil {
 		return d.scope, err
 	}
@@ -140,10 +130,8 @@ func (d *Driver) waitReady(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		select {
-		case <-d.done:
-			return fmt.Errorf("refsup serve exited before it was ready (%v); see %s", d.waitErr, filepath.Join(d.LogDir, "refsup-serve.log"))
-		default:
+		if !d.daemon.alive() {
+			return fmt.Errorf("refsup serve exited before it was ready (%+v); see %s", d.daemon.death, filepath.Join(d.LogDir, "refsup-serve.log"))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("refsup serve not ready after 15s: %w", err)
@@ -215,10 +203,7 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 // triggerSweep kills the idle daemon, then runs the sweep armed to kill
 // itself at the window's point; the harness's own sweep step is the rerun.
 func (d *Driver) triggerSweep(ctx context.Context) error {
-	if err := d.daemon.Process.Signal(syscall.SIGKILL); err != nil {
-		return fmt.Errorf("killing refsup serve before the sweep window: %w", err)
-	}
-	<-d.done
+	d.daemon.kill()
 	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.bugArgs()...)
 	d.victim = exec.CommandContext(ctx, d.Bin, args...)
 	d.victim.Env = append(os.Environ(), "FAULTWIN_FAULT_AT="+d.fault.Env())
@@ -238,25 +223,23 @@ func (d *Driver) Reap(ctx context.Context) (drivers.Death, error) {
 	if d.victim != nil {
 		return deathOf(d.victim.ProcessState, d.opErr), nil
 	}
-	if d.daemon == nil || d.done == nil {
+	if d.daemon == nil {
 		return drivers.Death{}, errors.New("reap before prepare")
 	}
 	select {
-	case <-d.done:
+	case <-d.daemon.done:
 	case <-time.After(2 * time.Second):
-		_ = d.daemon.Process.Signal(syscall.SIGKILL)
-		select {
-		case <-d.done:
-		case <-ctx.Done():
-			return drivers.Death{}, fmt.Errorf("reaping refsup serve: %w", ctx.Err())
-		}
-		death := deathOf(d.daemon.ProcessState, d.opErr)
+		d.daemon.kill()
+		death := d.daemon.death
+		death.OpErr = d.opErr
 		death.Note = "alive after the operation returned; killed by the harness"
 		return death, nil
 	case <-ctx.Done():
 		return drivers.Death{}, fmt.Errorf("reaping refsup serve: %w", ctx.Err())
 	}
-	return deathOf(d.daemon.ProcessState, d.opErr), nil
+	death := d.daemon.death
+	death.OpErr = d.opErr
+	return death, nil
 }
 
 func deathOf(ps *os.ProcessState, opErr string) drivers.Death {
@@ -373,13 +356,8 @@ func (d *Driver) Sweep(ctx context.Context) (drivers.SweepReport, error) {
 // before the trigger) is killed and reaped; the run's resources are left to
 // the sweep.
 func (d *Driver) Close() error {
-	if d.daemon != nil && d.done != nil {
-		select {
-		case <-d.done:
-		default:
-			_ = d.daemon.Process.Signal(syscall.SIGKILL)
-			<-d.done
-		}
+	if d.daemon == nil {
+		return nil
 	}
-	return nil
+	return d.daemon.stop()
 }

@@ -22,6 +22,9 @@ import (
 // threads cannot belong to a run and are skipped unread.
 const pfKthread = 0x00200000
 
+// pfExiting is PF_EXITING: the task is being torn down.
+const pfExiting = 0x00000004
+
 // procScan reads the process table once and keeps what the roots scope in.
 type procScan struct {
 	root   string // proc mount
@@ -120,6 +123,7 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 	c := &candidate{p: snapshots.Process{
 		PID: pr.PID, StartTime: st.Starttime, PPID: st.PPID, State: st.State, Comm: st.Comm,
 	}}
+	c.p.Exiting = st.Flags&pfExiting != 0
 	c.zombie = c.p.Zombie()
 	var bad reasons
 	note := bad.note
