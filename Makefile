@@ -69,8 +69,8 @@ windows: build hostcheck
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
 	  --junit-report=$(OUT)/windows-junit.xml --json-report=$(OUT)/windows-report.json ./windows
 
-## test: everything CI runs
-test: deps lint build hostcheck unit windows
+## test: everything CI runs: unit and integration tests, every window, every mutant, replay of results/
+test: deps lint build hostcheck unit windows mutants replay
 
 ## run: the main job for a newcomer: install, build, check the host, run every window
 run: deps build

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"faultwin/fixtures/refsup/bugs"
 	"strings"
 	"testing"
 )
@@ -33,8 +34,8 @@ func TestRunPointsWithoutDaemon(t *testing.T) {
 			t.Errorf("point %s missing", want)
 		}
 	}
-	if len(v.Bugs) != 8 {
-		t.Errorf("%d bug switches, want 8", len(v.Bugs))
+	if len(v.Bugs) != len(bugs.All) || len(v.Bugs) < 9 {
+		t.Errorf("%d bug switches listed, want all %d", len(v.Bugs), len(bugs.All))
 	}
 }
 
