@@ -31,9 +31,11 @@ const (
 // Statuses lists the valid statuses, best first.
 var Statuses = []string{StatusPass, StatusFail, StatusInvalid, StatusError}
 
-// LogLimit is how much of each log a row keeps: the last 64 KiB, where the
-// death and the sweep are. A cut log is listed in Row.LogsTruncated.
-const LogLimit = 64 << 10
+// LogLimit is how much of each log a row keeps: the last 16 KiB, where the
+// death and the sweep are (a CRIU log at its verbose level runs to hundreds
+// of KiB; its tail names the failure). It keeps a 20-pass soak of every
+// window near 15 MB. A cut log is listed in Row.LogsTruncated.
+const LogLimit = 16 << 10
 
 // Row is one window run. Its JSON encoding, with Hash empty, is what Hash is
 // the sha256 of: encoding/json's output for this struct (fields in declared

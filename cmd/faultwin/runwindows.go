@@ -81,7 +81,7 @@ func selectWindows(dir, filter string) ([]def.Window, error) {
 
 // windowFlags are the flags of every verb that runs windows (run, soak).
 type windowFlags struct {
-	dir, filter, out, root, bin, bugs *string
+	dir, filter, out, root, bin, bugs, logs *string
 }
 
 func addWindowFlags(fs *flag.FlagSet, defaultOut string) *windowFlags {
@@ -92,6 +92,7 @@ func addWindowFlags(fs *flag.FlagSet, defaultOut string) *windowFlags {
 		root:   fs.String("state-root", defaultStateRoot, "refsup state root"),
 		bin:    fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary"),
 		bugs:   fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)"),
+		logs:   fs.String("logs", "out/logs", "directory for the supervisor's own stdout, one subdir per window (rows carry the logs too)"),
 	}
 }
 
@@ -137,7 +138,7 @@ func (f *windowFlags) open() (*windowSession, error) {
 		runner: &windows.Runner{
 			NewDriver: func(logDir string) drivers.Driver { return refsupdriver.New(bin, root, logDir, bugs) },
 			Roots:     snapshots.DefaultRoots(root),
-			LogDir:    filepath.Join(filepath.Dir(*f.out), "logs"),
+			LogDir:    *f.logs,
 		},
 		prov: windows.NewProvenance(".", "out", "results"),
 		w:    w,

@@ -290,20 +290,15 @@ func (d *Driver) LedgeredMounts() ([]string, error) {
 	return out.Mounts, nil
 }
 
-// logLimit bounds each log kept in a row; the tail is what explains a death.
-const logLimit = 64 << 10
-
 // Logs implements drivers.Driver: the daemon's output and every log under
-// the run's state dir (refsup's own and CRIU's), tails only.
+// the run's state dir (refsup's own and CRIU's), whole; the row keeps the
+// tail of each and records the full size.
 func (d *Driver) Logs() map[string]string {
 	logs := map[string]string{}
 	add := func(name, path string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return
-		}
-		if len(b) > logLimit {
-			b = append([]byte("[...truncated...]\n"), b[len(b)-logLimit:]...)
 		}
 		logs[name] = string(b)
 	}
