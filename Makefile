@@ -81,7 +81,7 @@ run: deps build
 
 ## replay: re-judge every checked-in row without root; fails on any difference or broken chain
 replay: build
-	$(FAULTWIN) replay results/
+	$(FAULTWIN) replay $$(find results -name '*.jsonl' | sort)
 
 ## report: Markdown and self-contained HTML of everything in results/ into out/
 report: build

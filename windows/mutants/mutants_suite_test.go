@@ -103,7 +103,7 @@ func runWindowHook(ctx context.Context, id string, bugs []string, file string,
 	r := &windows.Runner{
 		NewDriver:     func(dir string) drivers.Driver { return refsupdriver.New(refsupBin, stateRoot, dir, bugs) },
 		Roots:         snapshots.DefaultRoots(stateRoot),
-		LogDir:        filepath.Join(outDir, "logs"),
+		LogDir:        filepath.Join("..", "..", "out", "mutant-logs"),
 		Progress:      GinkgoWriter,
 		BeforeTrigger: hook,
 		AfterDeath:    keepLedger,
