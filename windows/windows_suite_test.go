@@ -18,6 +18,7 @@ import (
 	"faultwin/snapshots"
 	"faultwin/windows"
 	"faultwin/windows/def"
+	"faultwin/windows/suite"
 )
 
 // Loaded before RunSpecs: specs are generated from the registered YAML, and
@@ -51,26 +52,12 @@ func TestWindows(t *testing.T) {
 	RunSpecs(t, "faultwin windows")
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
 var _ = SynchronizedBeforeSuite(func() []byte {
-	Expect(os.Geteuid()).To(BeZero(), "windows drive real namespaces, mounts, veth and CRIU: run as root")
-	bin := os.Getenv("FAULTWIN_REFSUP")
-	if bin == "" {
-		var err error
-		bin, err = gexec.Build("faultwin/cmd/refsup")
-		Expect(err).NotTo(HaveOccurred(), "building refsup")
-	}
-	return []byte(bin)
+	return suite.RefsupBinary("windows")
 }, func(bin []byte) {
 	refsupBin = string(bin)
-	resultsPath = envOr("FAULTWIN_RESULTS", filepath.Join("..", "out", "windows.jsonl"))
-	stateRoot = envOr("FAULTWIN_STATE_ROOT", "/var/lib/faultwin/state")
+	resultsPath = suite.EnvOr("FAULTWIN_RESULTS", filepath.Join("..", "out", "windows.jsonl"))
+	stateRoot = suite.EnvOr("FAULTWIN_STATE_ROOT", suite.DefaultStateRoot)
 	if b := os.Getenv("FAULTWIN_BUGS"); b != "" {
 		bugs = strings.Split(b, ",")
 	}

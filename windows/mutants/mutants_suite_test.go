@@ -31,6 +31,7 @@ import (
 	"faultwin/snapshots/host"
 	"faultwin/windows"
 	"faultwin/windows/def"
+	"faultwin/windows/suite"
 )
 
 var (
@@ -60,18 +61,11 @@ func TestMutants(t *testing.T) {
 }
 
 var _ = SynchronizedBeforeSuite(func() []byte {
-	Expect(os.Geteuid()).To(BeZero(), "mutants drive real namespaces, mounts, veth and CRIU: run as root")
-	bin := os.Getenv("FAULTWIN_REFSUP")
-	if bin == "" {
-		var err error
-		bin, err = gexec.Build("faultwin/cmd/refsup")
-		Expect(err).NotTo(HaveOccurred(), "building refsup")
-	}
-	return []byte(bin)
+	return suite.RefsupBinary("mutants")
 }, func(bin []byte) {
 	refsupBin = string(bin)
-	stateRoot = envOr("FAULTWIN_STATE_ROOT", "/var/lib/faultwin/state")
-	outDir = envOr("FAULTWIN_MUTANT_RESULTS", filepath.Join("..", "..", "out", "mutants"))
+	stateRoot = suite.EnvOr("FAULTWIN_STATE_ROOT", suite.DefaultStateRoot)
+	outDir = suite.EnvOr("FAULTWIN_MUTANT_RESULTS", filepath.Join("..", "..", "out", "mutants"))
 	disabled = os.Getenv("FAULTWIN_MUTANT_DISABLE")
 	Expect(os.MkdirAll(stateRoot, 0o755)).To(Succeed())
 	Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())
@@ -79,13 +73,6 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 })
 
 var _ = SynchronizedAfterSuite(func() {}, gexec.CleanupBuildArtifacts)
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
 
 // runWindow runs one registered window with the given bug switches and
 // appends its row to <outDir>/<file>.jsonl.

@@ -1,0 +1,38 @@
+package windows_test
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"faultwin/criteria"
+	"faultwin/criteria/matchers"
+)
+
+// A window must never run on an unclean host: a process left by some other
+// faultwin run makes it INVALID, with that very process as the evidence.
+var _ = Describe("preflight", Serial, Label("preflight"), func() {
+	It("refuses a host with a leftover tagged process", func(ctx SpecContext) {
+		w := registered[0]
+		stray := exec.Command("/bin/sh", "-c", "read _", "faultwin-leftover", "--tag", "faultwin:leftover1")
+		stdin, err := stray.StdinPipe()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stray.Start()).To(Succeed())
+		DeferCleanup(func() {
+			_ = stdin.Close()
+			_ = stray.Wait()
+		})
+
+		o, err := runner.Run(ctx, w)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(o.Verdict).To(matchers.HaveStatus(criteria.StatusInvalid))
+		pre, ok := o.Verdict.Result(criteria.PRE)
+		Expect(ok).To(BeTrue())
+		Expect(pre.Holds()).To(BeFalse())
+		Expect(strings.Join(pre.Evidence, "\n")).To(ContainSubstring(fmt.Sprintf("pid %d ", stray.Process.Pid)))
+		Expect(o.Input.Scope.Run).To(BeEmpty(), "the supervisor must not even have been started")
+	})
+})
