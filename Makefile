@@ -46,10 +46,11 @@ lint:
 	if [[ -n $$unformatted ]]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
 ## unit: every Go test (unit tests and the real, root-only integration tests);
-## fails when zero tests ran
+## fails when zero tests ran. One package at a time (-p 1): integration tests
+## of different packages share host-global state (ip_forward, nft tables).
 unit: build
 	@mkdir -p $(OUT)
-	$(GO) test -count=1 -json $(UNIT_PKGS) > $(OUT)/gotest.json || { \
+	$(GO) test -p 1 -count=1 -json $(UNIT_PKGS) > $(OUT)/gotest.json || { \
 	  $(GO) run ./scripts/testsummary < $(OUT)/gotest.json; exit 1; }
 	$(GO) run ./scripts/testsummary < $(OUT)/gotest.json
 
