@@ -25,6 +25,34 @@ func TestP1(t *testing.T) {
 		g.Expect(r.Summary).To(ContainSubstring("1 zombie"))
 		g.Expect(criteria.Evaluate(in)).To(HaveStatus(criteria.StatusPass))
 	})
+	t.Run("an exiting pid-namespace init is not a live survivor, its live member is", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		// The init took its SIGKILL and waits for a member of its pid
+		// namespace that will not die (frozen): only the member fails P1.
+		init := live(5100, 1190600, "sh")
+		init.State, init.Exiting, init.Cwd, init.NSpid = "S", true, "", []int{5100, 1}
+		init.NS = map[string]uint64{"pid": 4026532900}
+		member := live(5101, 1190601, "sleep", "sleep", "3600")
+		member.RunEnv, member.NSpid = "r1", []int{5101, 2}
+		member.NS = map[string]uint64{"pid": 4026532900}
+		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, init, member) })
+		r := result(t, in, criteria.P1)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r).To(HaveEvidence("pid 5101 (start 1190601) sleep"))
+		g.Expect(r.Summary).To(HavePrefix("1 live"))
+
+		// With the member gone, the exiting init alone, tag and all, is not
+		// a survivor; the same task not exiting is one.
+		init.Argv = []string{"/bin/sh", "-c", "loop", "refsup-session", "--tag", "faultwin:r1"}
+		in = passing(t)
+		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, init) })
+		g.Expect(result(t, in, criteria.P1)).To(Hold())
+		init.Exiting = false
+		in = passing(t)
+		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, init) })
+		g.Expect(result(t, in, criteria.P1)).NotTo(Hold())
+	})
 	t.Run("any live criu fails, of the run or not", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
