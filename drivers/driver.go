@@ -6,6 +6,7 @@ package drivers
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"faultwin/snapshots"
@@ -47,15 +48,13 @@ type Fault struct {
 func (f Fault) Env() string {
 	s := f.Point
 	if f.DelayMS > 0 {
-		s += "+" + itoa(f.DelayMS)
+		s += "+" + strconv.Itoa(f.DelayMS)
 	}
 	if f.Kill == "criu_first" {
 		s += "!criu"
 	}
 	return s
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // TracePoint is one line of a supervisor's fault trace: every point it passed,
 // in order, fsync'd before any kill.

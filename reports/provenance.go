@@ -1,10 +1,10 @@
 package reports
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"strings"
+
+	"faultwin/internal/gitcmd"
 )
 
 // GitCommit returns the commit checked out in dir's work tree and whether
@@ -13,7 +13,7 @@ import (
 // not count as dirt: pass the results directory a run appends to, or every
 // run after the first would read as dirty.
 func GitCommit(dir string, ignore ...string) (commit string, dirty bool, err error) {
-	out, err := gitOut(dir, "rev-parse", "--verify", "HEAD^{commit}")
+	out, err := gitcmd.Output(dir, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", false, fmt.Errorf("commit of %s: %w", dir, err)
 	}
@@ -22,23 +22,9 @@ func GitCommit(dir string, ignore ...string) (commit string, dirty bool, err err
 	for _, p := range ignore {
 		args = append(args, ":(top,exclude)"+p)
 	}
-	st, err := gitOut(dir, args...)
+	st, err := gitcmd.Output(dir, args...)
 	if err != nil {
 		return commit, false, fmt.Errorf("status of %s: %w", dir, err)
 	}
 	return commit, st != "", nil
-}
-
-func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(cmd.Environ(), "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return "", fmt.Errorf("git %s: %s", args[0], msg)
-		}
-		return "", fmt.Errorf("git %s: %w", args[0], err)
-	}
-	return stdout.String(), nil
 }

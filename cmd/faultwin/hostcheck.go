@@ -26,10 +26,7 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("reading host state: %w", err)
 	}
-	left := criteria.Leftovers(s, roots)
-	for _, inc := range s.Incomplete {
-		left = append(left, "unreadable: "+inc)
-	}
+	left := criteria.Leftovers(s, roots) // unreadable parts count as leftovers there
 	if len(left) == 0 {
 		fmt.Fprintf(stdout, "host clean: nothing of any faultwin run under %s, no dvh* link, no faultwin or CRIU-* table, no X11 socket, no /tmp/.criu.*\n", *root)
 		return nil

@@ -112,16 +112,12 @@ func TestMarkdownCompare(t *testing.T) {
 	}
 	got := markdown(t, r)
 	golden(t, "compare.md", got)
-	for _, want := range []string{
+	mustContain(t, string(got),
 		"| W4_30 | FAIL: P1 (pid 4242 (start 1190518) criu argv=\"criu swrk 3…) | PASS |",
 		"| W1 | INVALID: preflight: 2 leftovers of a faultwin run at preflight | – |",
 		"| W4_30 | FAIL: P1 | PASS |",
 		"| W4_80 | not run | PASS |",
-	} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("no %q in:\n%s", want, got)
-		}
-	}
+	)
 }
 
 func TestMarkdownSoak(t *testing.T) {
@@ -131,15 +127,11 @@ func TestMarkdownSoak(t *testing.T) {
 	}
 	got := markdown(t, r)
 	golden(t, "soak.md", got)
-	for _, want := range []string{
+	mustContain(t, string(got),
 		"| W3_30 | 2/2 | [0.34, 1.00] | 0 | 1 | 0 | - | 1.50 / 2.50 / 3.50 | 4.1s |",
 		"| W4_30 | 1/2 | [0.09, 0.91] | 1 | 0 | 1 | P1 ×1 | 1.55 / 2.55 / 3.55 | 4.1s |",
 		"### W4_30, run 3: ERROR",
-	} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("no %q in:\n%s", want, got)
-		}
-	}
+	)
 }
 
 // TestMarkdownTampered: a report of a file whose chain was forged over an
@@ -151,20 +143,26 @@ func TestMarkdownTampered(t *testing.T) {
 	r := render.Build([]render.File{f}, false)
 	got := markdown(t, r)
 	golden(t, "tampered.md", got)
-	for _, want := range []string{
+	mustContain(t, string(got),
 		"## Evidence that does not verify",
 		"results/run1.jsonl row 3 (W4_30): status recorded PASS, recomputed FAIL",
 		"PASS [replay disagrees]",
 		"| `results/run1.jsonl` | 4 | ok | DISAGREES: 1 difference |",
-	} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("no %q in:\n%s", want, got)
-		}
-	}
+	)
 }
 
 func TestCompareOnlyWithTwoFiles(t *testing.T) {
 	if r := render.Build([]render.File{run1(t)}, true); r.Compare != nil {
 		t.Error("a comparison needs two files")
+	}
+}
+
+// mustContain reports every want that text lacks, with the text once.
+func mustContain(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in:\n%s", want, text)
+		}
 	}
 }

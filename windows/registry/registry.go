@@ -6,7 +6,6 @@
 package registry
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"faultwin/internal/gitcmd"
 	"faultwin/windows/def"
 )
 
@@ -32,7 +32,7 @@ type Registry struct {
 // Open prepares a Registry for the git work tree containing repoDir. It fails
 // when git is missing or repoDir is not inside a work tree.
 func Open(repoDir string) (*Registry, error) {
-	top, err := git(repoDir, "rev-parse", "--show-toplevel")
+	top, err := gitcmd.Output(repoDir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return nil, fmt.Errorf("registry: git is not installed: %w", err)
@@ -40,7 +40,7 @@ func Open(repoDir string) (*Registry, error) {
 		return nil, fmt.Errorf("registry: %s is not inside a git work tree (run from a faultwin checkout): %w", repoDir, err)
 	}
 	r := &Registry{top: strings.TrimSpace(top), blobs: map[string][]def.Window{}}
-	_, err = git(r.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	_, err = gitcmd.Output(r.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	r.head = err == nil
 	return r, nil
 }
@@ -74,7 +74,7 @@ func (r *Registry) Lookup(w def.Window) (commit string, registered bool, err err
 	// family; it is coarse (W1 also matches W10) and misses a later commit
 	// that made a broken first draft valid without touching its id line, so
 	// it only says where to start walking the directory's history.
-	picks, err := git(r.top, "log", "--reverse", "--format=%H", "-G", "id:.*"+regexp.QuoteMeta(w.Family), "--", dir)
+	picks, err := gitcmd.Output(r.top, "log", "--reverse", "--format=%H", "-G", "id:.*"+regexp.QuoteMeta(w.Family), "--", dir)
 	if err != nil {
 		return "", false, fmt.Errorf("registry: history of %s: %w", dir, err)
 	}
@@ -82,7 +82,7 @@ func (r *Registry) Lookup(w def.Window) (commit string, registered bool, err err
 	if len(first) == 0 {
 		return "", false, nil
 	}
-	all, err := git(r.top, "log", "--reverse", "--format=%H", "--", dir)
+	all, err := gitcmd.Output(r.top, "log", "--reverse", "--format=%H", "--", dir)
 	if err != nil {
 		return "", false, fmt.Errorf("registry: history of %s: %w", dir, err)
 	}
@@ -111,7 +111,7 @@ func (r *Registry) Lookup(w def.Window) (commit string, registered bool, err err
 // valid families even where a file also holds broken ones. Parses are cached
 // by blob, so a file unchanged across commits is read once.
 func (r *Registry) windowsAt(c, dir string) ([]def.Window, error) {
-	tree, err := git(r.top, "ls-tree", "-z", c, "--", dir+"/")
+	tree, err := gitcmd.Output(r.top, "ls-tree", "-z", c, "--", dir+"/")
 	if err != nil {
 		return nil, fmt.Errorf("registry: list %s at %s: %w", dir, c, err)
 	}
@@ -126,7 +126,7 @@ func (r *Registry) windowsAt(c, dir string) ([]def.Window, error) {
 		blob := fields[2]
 		got, seen := r.blobs[blob]
 		if !seen {
-			data, err := git(r.top, "cat-file", "blob", blob)
+			data, err := gitcmd.Output(r.top, "cat-file", "blob", blob)
 			if err != nil {
 				return nil, fmt.Errorf("registry: read %s at %s: %w", name, c, err)
 			}
@@ -136,20 +136,4 @@ func (r *Registry) windowsAt(c, dir string) ([]def.Window, error) {
 		ws = append(ws, got...)
 	}
 	return ws, nil
-}
-
-// git runs git in dir and returns its standard output; on failure the error
-// carries git's own message.
-func git(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(cmd.Environ(), "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return "", fmt.Errorf("git %s: %s: %w", args[0], msg, err)
-		}
-		return "", fmt.Errorf("git %s: %w", args[0], err)
-	}
-	return stdout.String(), nil
 }
