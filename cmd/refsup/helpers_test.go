@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"faultwin/drivers"
 	"faultwin/fixtures/refsup/api"
 	"faultwin/fixtures/refsup/criu"
 	"faultwin/fixtures/refsup/faults"
@@ -241,7 +240,7 @@ func (e *env) restore(cid string) api.SessionInfo {
 }
 
 // sweep runs `refsup sweep` with extra environment and returns its report.
-func (e *env) sweep(envv ...string) drivers.SweepReport {
+func (e *env) sweep(envv ...string) api.SweepReport {
 	e.t.Helper()
 	rep, err := e.trySweep(envv...)
 	if err != nil {
@@ -250,12 +249,12 @@ func (e *env) sweep(envv ...string) drivers.SweepReport {
 	return rep
 }
 
-func (e *env) trySweep(envv ...string) (drivers.SweepReport, error) {
+func (e *env) trySweep(envv ...string) (api.SweepReport, error) {
 	var out, errb bytes.Buffer
 	cmd := exec.Command(binary, "sweep", "--root", e.root, "--run", e.run)
 	cmd.Env = append(os.Environ(), envv...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	var rep drivers.SweepReport
+	var rep api.SweepReport
 	if err := cmd.Run(); err != nil {
 		return rep, fmt.Errorf("sweep: %w: %s", err, errb.String())
 	}
@@ -266,12 +265,12 @@ func (e *env) trySweep(envv ...string) (drivers.SweepReport, error) {
 }
 
 // trace reads the run's fault trace.
-func (e *env) trace() []drivers.TracePoint {
+func (e *env) trace() []api.TracePoint {
 	tp, _ := faults.ReadTrace(e.lay.Trace())
 	return tp
 }
 
-func fired(tp []drivers.TracePoint) *drivers.TracePoint {
+func fired(tp []api.TracePoint) *api.TracePoint {
 	for i := range tp {
 		if tp[i].Fired {
 			return &tp[i]

@@ -5,19 +5,19 @@ import (
 	"io"
 	"os"
 
+	"faultwin/fixtures/refsup/api"
 	"faultwin/fixtures/refsup/ledger"
-	"faultwin/snapshots"
 )
 
 // Owned is what `refsup owned` prints: the run's ledger, flattened.
 type Owned struct {
-	Ledger    bool            `json:"ledger"` // whether a ledger file exists
-	Mounts    []string        `json:"mounts"`
-	Links     []string        `json:"links"`
-	Tables    []string        `json:"tables"`
-	Processes []snapshots.PID `json:"processes"`
-	X11       []string        `json:"x11"`
-	Sysctls   []string        `json:"sysctls"`
+	Ledger    bool      `json:"ledger"` // whether a ledger file exists
+	Mounts    []string  `json:"mounts"`
+	Links     []string  `json:"links"`
+	Tables    []string  `json:"tables"`
+	Processes []api.PID `json:"processes"`
+	X11       []string  `json:"x11"`
+	Sysctls   []string  `json:"sysctls"`
 }
 
 func cmdOwned(stdout io.Writer, args []string) error {
@@ -30,7 +30,7 @@ func cmdOwned(stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := Owned{Mounts: []string{}, Links: []string{}, Tables: []string{}, Processes: []snapshots.PID{},
+	out := Owned{Mounts: []string{}, Links: []string{}, Tables: []string{}, Processes: []api.PID{},
 		X11: []string{}, Sysctls: []string{}}
 	l, err := ledger.Load(lay.Ledger())
 	if errors.Is(err, os.ErrNotExist) {
@@ -50,7 +50,7 @@ func cmdOwned(stdout io.Writer, args []string) error {
 		out.Tables = append(out.Tables, t.Name)
 	}
 	for _, p := range l.Processes {
-		out.Processes = append(out.Processes, snapshots.PID{PID: p.PID, StartTime: p.Start})
+		out.Processes = append(out.Processes, api.PID{PID: p.PID, StartTime: p.Start})
 	}
 	for _, x := range l.X11 {
 		out.X11 = append(out.X11, x.Path)

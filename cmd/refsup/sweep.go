@@ -11,7 +11,7 @@ import (
 	"faultwin/fixtures/refsup/sweep"
 )
 
-// cmdSweep runs the standalone sweep and prints a drivers.SweepReport. It
+// cmdSweep runs the standalone sweep and prints a api.SweepReport. It
 // exits 0 whatever it found; only its own failure is an error.
 func cmdSweep(_ context.Context, stdout io.Writer, args []string) error {
 	var c common
