@@ -8,7 +8,7 @@ import (
 
 	"faultwin/criteria"
 	. "faultwin/criteria/matchers"
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -19,11 +19,11 @@ func TestP1(t *testing.T) {
 		z := live(4242, 1190518, "criu")
 		z.State, z.Cwd = "Z", ""
 		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, z) })
-		r := result(t, in, criteria.P1)
+		r := result(t, in, model.P1)
 		g.Expect(r).To(Hold())
 		g.Expect(r).To(HaveEvidence("pid 4242 (start 1190518) criu state=Z: comm criu (in after_sweep, after_sweep2): zombie, not a live survivor"))
 		g.Expect(r.Summary).To(ContainSubstring("1 zombie"))
-		g.Expect(criteria.Evaluate(in)).To(HaveStatus(criteria.StatusPass))
+		g.Expect(criteria.Evaluate(in)).To(HaveStatus(model.StatusPass))
 	})
 	t.Run("an exiting pid-namespace init is not a live survivor, its live member is", func(t *testing.T) {
 		g := NewWithT(t)
@@ -37,7 +37,7 @@ func TestP1(t *testing.T) {
 		member.RunEnv, member.NSpid = "r1", []int{5101, 2}
 		member.NS = map[string]uint64{"pid": 4026532900}
 		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, init, member) })
-		r := result(t, in, criteria.P1)
+		r := result(t, in, model.P1)
 		g.Expect(r).NotTo(Hold())
 		g.Expect(r).To(HaveEvidence("pid 5101 (start 1190601) sleep"))
 		g.Expect(r.Summary).To(HavePrefix("1 live"))
@@ -47,17 +47,17 @@ func TestP1(t *testing.T) {
 		init.Argv = []string{"/bin/sh", "-c", "loop", "refsup-session", "--tag", "faultwin:r1"}
 		in = passing(t)
 		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, init) })
-		g.Expect(result(t, in, criteria.P1)).To(Hold())
+		g.Expect(result(t, in, model.P1)).To(Hold())
 		init.Exiting = false
 		in = passing(t)
 		afterBoth(&in, func(s *snapshots.Snapshot) { s.Processes = append(s.Processes, init) })
-		g.Expect(result(t, in, criteria.P1)).NotTo(Hold())
+		g.Expect(result(t, in, model.P1)).NotTo(Hold())
 	})
 	t.Run("any live criu fails, of the run or not", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.AfterSweep2.Processes = append(in.AfterSweep2.Processes, live(7001, 3, "criu", "criu", "check"))
-		r := result(t, in, criteria.P1)
+		r := result(t, in, model.P1)
 		g.Expect(r).NotTo(Hold())
 		g.Expect(r).To(HaveEvidence(`pid 7001 (start 3) criu argv="criu check" cwd=/: comm criu (in after_sweep2)`))
 	})
@@ -65,7 +65,7 @@ func TestP1(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.AfterSweep.Processes = append(in.AfterSweep.Processes, live(4150, 1190311, "refsup", "refsup", "--tag", "faultwin:r1"))
-		r := result(t, in, criteria.P1)
+		r := result(t, in, model.P1)
 		g.Expect(r).NotTo(Hold())
 		g.Expect(r).To(HaveEvidence("argv tag (in after_sweep)"))
 	})
@@ -75,17 +75,17 @@ func TestP1(t *testing.T) {
 		afterBoth(&in, func(s *snapshots.Snapshot) {
 			s.Processes = append(s.Processes, live(8000, 4, "sh", "sh", "--tag", "faultwin:r10"))
 		})
-		g.Expect(result(t, in, criteria.P1)).To(Hold())
+		g.Expect(result(t, in, model.P1)).To(Hold())
 	})
 	t.Run("unreadable live process cannot be ruled out", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		p := snapshots.Process{PID: 8100, StartTime: 5, State: "S", Comm: "bash", Unreadable: "environ: permission denied"}
 		in.AfterSweep2.Processes = append(in.AfterSweep2.Processes, p)
-		r := result(t, in, criteria.P1)
+		r := result(t, in, model.P1)
 		g.Expect(r).To(BeUnjudged())
 		g.Expect(r).To(HaveEvidence("after_sweep2: pid 8100 (start 5) bash unreadable (environ: permission denied): cannot rule out"))
-		g.Expect(criteria.Evaluate(in)).To(HaveStatus(criteria.StatusInvalid))
+		g.Expect(criteria.Evaluate(in)).To(HaveStatus(model.StatusInvalid))
 	})
 }
 
@@ -118,7 +118,7 @@ func TestP2(t *testing.T) {
 				in.Decoys.Mounts = append(in.Decoys.Mounts, tc.m.MountPoint)
 			}
 			afterBoth(&in, func(s *snapshots.Snapshot) { s.Mounts = append(s.Mounts, tc.m) })
-			r := result(t, in, criteria.P2)
+			r := result(t, in, model.P2)
 			if tc.hold {
 				g.Expect(r).To(Hold())
 				return
@@ -131,7 +131,7 @@ func TestP2(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.AfterSweep2.CRIUTmp = []snapshots.File{{Path: "/tmp/.criu.mntns.Xq3kPa", Kind: "dir"}}
-		g.Expect(result(t, in, criteria.P2)).To(HaveEvidence("criu tmp /tmp/.criu.mntns.Xq3kPa (dir) (in after_sweep2)"))
+		g.Expect(result(t, in, model.P2)).To(HaveEvidence("criu tmp /tmp/.criu.mntns.Xq3kPa (dir) (in after_sweep2)"))
 	})
 	t.Run("host and foreign copies are one finding", func(t *testing.T) {
 		g := NewWithT(t)
@@ -139,7 +139,7 @@ func TestP2(t *testing.T) {
 		in.AfterSweep2.Mounts = append(in.AfterSweep2.Mounts,
 			snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s1/root", FSType: "overlay"},
 			snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s1/root", FSType: "overlay", Foreign: true, NS: 7})
-		g.Expect(result(t, in, criteria.P2).Evidence).To(HaveLen(1))
+		g.Expect(result(t, in, model.P2).Evidence).To(HaveLen(1))
 	})
 }
 
@@ -183,7 +183,7 @@ func TestP3(t *testing.T) {
 			g := NewWithT(t)
 			in := passing(t)
 			tc.edit(&in, &in.AfterSweep2)
-			r := result(t, in, criteria.P3)
+			r := result(t, in, model.P3)
 			if tc.hold {
 				g.Expect(r).To(Hold())
 				return
@@ -198,13 +198,13 @@ func TestP4(t *testing.T) {
 	g := NewWithT(t)
 	in := passing(t)
 	in.AfterSweep2.Ledgers = append(in.AfterSweep2.Ledgers, snapshots.File{Path: "/var/lib/faultwin/r1/sessions/s1/ledger.json", Kind: "file"})
-	r := result(t, in, criteria.P4)
+	r := result(t, in, model.P4)
 	g.Expect(r).NotTo(Hold())
 	g.Expect(r).To(HaveEvidence("ledger /var/lib/faultwin/r1/sessions/s1/ledger.json (file) (in after_sweep2)"))
 
 	in = passing(t)
 	in.Scope.Ledger = ""
-	g.Expect(result(t, in, criteria.P4)).To(BeUnjudged())
+	g.Expect(result(t, in, model.P4)).To(BeUnjudged())
 }
 
 func TestP5(t *testing.T) {
@@ -212,31 +212,31 @@ func TestP5(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.AfterSweep2.Processes[0].State = "Z"
-		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("decoy pid 3907 (start 1182044) faultwin:r10 is a zombie (state Z)"))
+		g.Expect(result(t, in, model.P5)).To(HaveEvidence("decoy pid 3907 (start 1182044) faultwin:r10 is a zombie (state Z)"))
 	})
 	t.Run("decoy pid reused", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.AfterSweep2.Processes[0].StartTime = 1200000
-		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("gone (pid reused by pid 3907 (start 1200000))"))
+		g.Expect(result(t, in, model.P5)).To(HaveEvidence("gone (pid reused by pid 3907 (start 1200000))"))
 	})
 	t.Run("decoy file removed", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.AfterSweep2.Extra = nil
-		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("decoy file /var/lib/faultwin/r10/ledger.json gone"))
+		g.Expect(result(t, in, model.P5)).To(HaveEvidence("decoy file /var/lib/faultwin/r10/ledger.json gone"))
 	})
 	t.Run("decoy mount left only in a foreign namespace", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.AfterSweep2.Mounts[0].Foreign, in.AfterSweep2.Mounts[0].NS = true, 4026532799
-		g.Expect(result(t, in, criteria.P5)).To(HaveEvidence("decoy mount /var/lib/faultwin/r10/mnt gone"))
+		g.Expect(result(t, in, model.P5)).To(HaveEvidence("decoy mount /var/lib/faultwin/r10/mnt gone"))
 	})
 	t.Run("no decoys planted proves nothing", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.Decoys = snapshots.Decoys{}
-		g.Expect(result(t, in, criteria.P5)).To(BeUnjudged())
+		g.Expect(result(t, in, model.P5)).To(BeUnjudged())
 	})
 }
 
@@ -247,13 +247,13 @@ func TestP6(t *testing.T) {
 		p := live(4300, 1191000, "criu", "criu", "swrk", "3")
 		p.RunEnv = "r1"
 		in.AfterSweep2.Processes = append(in.AfterSweep2.Processes, p)
-		g.Expect(result(t, in, criteria.P6)).To(HaveEvidence(`appeared between sweeps: pid 4300 (start 1191000) criu argv="criu swrk 3" cwd=/: env tag, comm criu`))
+		g.Expect(result(t, in, model.P6)).To(HaveEvidence(`appeared between sweeps: pid 4300 (start 1191000) criu argv="criu swrk 3" cwd=/: env tag, comm criu`))
 	})
 	t.Run("second sweep killed a survivor", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
-		in.Sweep2.Killed = []drivers.Killed{{PID: snapshots.PID{PID: 4242, StartTime: 1190518}, Comm: "criu", Why: "env tag"}}
-		r := result(t, in, criteria.P6)
+		in.Sweep2.Killed = []model.Killed{{PID: model.PID{PID: 4242, StartTime: 1190518}, Comm: "criu", Why: "env tag"}}
+		r := result(t, in, model.P6)
 		g.Expect(r).NotTo(Hold())
 		g.Expect(r).To(HaveEvidence("second sweep killed pid 4242 (start 1190518) criu: env tag"))
 	})
@@ -261,13 +261,13 @@ func TestP6(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.Sweep2.Errors = []string{"reading ledger: unexpected EOF"}
-		g.Expect(result(t, in, criteria.P6)).To(HaveEvidence("second sweep error: reading ledger: unexpected EOF"))
+		g.Expect(result(t, in, model.P6)).To(HaveEvidence("second sweep error: reading ledger: unexpected EOF"))
 	})
 	t.Run("missing second sweep is not a no-op", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
-		in.Sweep2 = drivers.SweepReport{}
-		g.Expect(result(t, in, criteria.P6)).To(BeUnjudged())
+		in.Sweep2 = model.SweepReport{}
+		g.Expect(result(t, in, model.P6)).To(BeUnjudged())
 	})
 	t.Run("a zombie reaped between sweeps is no change", func(t *testing.T) {
 		g := NewWithT(t)
@@ -275,7 +275,7 @@ func TestP6(t *testing.T) {
 		z := live(4242, 1190518, "criu")
 		z.State = "Z"
 		in.AfterSweep.Processes = append(in.AfterSweep.Processes, z)
-		g.Expect(result(t, in, criteria.P6)).To(Hold())
+		g.Expect(result(t, in, model.P6)).To(Hold())
 	})
 }
 
@@ -291,14 +291,14 @@ func TestO1Decoys(t *testing.T) {
 	in.Decoys.Mounts = append(in.Decoys.Mounts, inside.MountPoint)
 	// Neither carries the capture's decoy flag: exclusion rests on path
 	// components (r10 is not r1) and the decoy list alone.
-	r := result(t, in, criteria.O1)
+	r := result(t, in, model.O1)
 	g.Expect(r).To(Hold())
 	g.Expect(r).To(HaveEvidence("1 decoy mount under the state dir not counted"))
 	g.Expect(r.Summary).To(Equal("6 mounts under the state dir at death, all ledgered"))
 
 	real := snapshots.Mount{MountPoint: "/var/lib/faultwin/r1/sessions/s3/root", FSType: "overlay"}
 	in.AfterDeath.Mounts = append(in.AfterDeath.Mounts, real, snapshots.Mount{MountPoint: real.MountPoint + "/", FSType: "overlay", Foreign: true, NS: 9})
-	r = result(t, in, criteria.O1)
+	r = result(t, in, model.O1)
 	g.Expect(r).NotTo(Hold())
 	g.Expect(r.Evidence).To(Equal([]string{
 		"mount /var/lib/faultwin/r1/sessions/s3/root (overlay) not in ledger",
@@ -311,10 +311,10 @@ func TestH1(t *testing.T) {
 	g := NewWithT(t)
 	in := passing(t)
 	delete(in.AfterSweep2.Sysctls, "net.ipv4.ip_forward")
-	g.Expect(result(t, in, criteria.H1)).To(BeUnjudged())
+	g.Expect(result(t, in, model.H1)).To(BeUnjudged())
 	in = passing(t)
 	in.Roots.Sysctls = nil
-	g.Expect(result(t, in, criteria.H1)).To(BeUnjudged())
+	g.Expect(result(t, in, model.H1)).To(BeUnjudged())
 }
 
 func TestF1(t *testing.T) {
@@ -322,35 +322,35 @@ func TestF1(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.Trace[len(in.Trace)-1].Point = "restore.criu_started"
-		r := result(t, in, criteria.F1)
+		r := result(t, in, model.F1)
 		g.Expect(r).NotTo(Hold())
 		g.Expect(r).To(HaveEvidence("armed point restore.during_criu never fired"))
 		g.Expect(r).To(HaveEvidence("fired restore.criu_started at 2026-11-30T10:33:51.998Z (pid 4100): criu pid 4201 killed first (err=<nil>), not the armed point"))
-		g.Expect(criteria.Evaluate(in)).To(HaveStatus(criteria.StatusInvalid))
+		g.Expect(criteria.Evaluate(in)).To(HaveStatus(model.StatusInvalid))
 	})
 	t.Run("not reaped", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
 		in.Death.Reaped = false
-		g.Expect(result(t, in, criteria.F1)).To(HaveEvidence("supervisor not reaped: its death is not confirmed"))
+		g.Expect(result(t, in, model.F1)).To(HaveEvidence("supervisor not reaped: its death is not confirmed"))
 	})
 	t.Run("operation returned", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)
-		in.Death = drivers.Death{Reaped: true, OpErr: "restore: criu: exit status 1"}
-		g.Expect(result(t, in, criteria.F1)).To(HaveEvidence(`supervisor was not killed: exit code 0, operation returned "restore: criu: exit status 1"`))
+		in.Death = model.Death{Reaped: true, OpErr: "restore: criu: exit status 1"}
+		g.Expect(result(t, in, model.F1)).To(HaveEvidence(`supervisor was not killed: exit code 0, operation returned "restore: criu: exit status 1"`))
 	})
 	t.Run("SIGKILL spellings", func(t *testing.T) {
 		for _, s := range []string{"killed", "SIGKILL", "KILL", "9"} {
 			in := passing(t)
 			in.Death.Signal = s
-			NewWithT(t).Expect(result(t, in, criteria.F1)).To(Hold(), s)
+			NewWithT(t).Expect(result(t, in, model.F1)).To(Hold(), s)
 		}
 	})
 	t.Run("trace in env form", func(t *testing.T) {
 		in := passing(t)
-		in.Trace[len(in.Trace)-1].Point = in.Window.Fault.Env()
-		NewWithT(t).Expect(result(t, in, criteria.F1)).To(Hold())
+		in.Trace[len(in.Trace)-1].Point = in.Window.Fault.String()
+		NewWithT(t).Expect(result(t, in, model.F1)).To(Hold())
 	})
 }
 
@@ -365,34 +365,34 @@ func TestStatusPrecedence(t *testing.T) {
 			in.HarnessErr = "snapshot after_sweep: capturing processes: open /proc: too many open files"
 			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
 			in.Preflight.Ledgers = []snapshots.File{{Path: "/var/lib/faultwin/r0/ledger.json"}}
-		}, criteria.StatusError, "harness error: snapshot after_sweep: capturing processes: open /proc: too many open files"},
+		}, model.StatusError, "harness error: snapshot after_sweep: capturing processes: open /proc: too many open files"},
 		{"unclean preflight beats failures", func(in *criteria.Input) {
 			in.Preflight.Ledgers = []snapshots.File{{Path: "/var/lib/faultwin/r0/ledger.json", Kind: "file"}}
 			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
-		}, criteria.StatusInvalid, "preflight: 1 leftover of a faultwin run at preflight"},
+		}, model.StatusInvalid, "preflight: 1 leftover of a faultwin run at preflight"},
 		{"precondition not reached", func(in *criteria.Input) {
 			in.PrepareErr = "checkpoint of s1: criu dump: exit status 1"
-		}, criteria.StatusInvalid, "precondition not reached: checkpoint of s1: criu dump: exit status 1"},
+		}, model.StatusInvalid, "precondition not reached: checkpoint of s1: criu dump: exit status 1"},
 		{"incomplete snapshot is never a pass", func(in *criteria.Input) {
 			in.AfterSweep2.Incomplete = []string{"nftables: netlink: operation not permitted"}
-		}, criteria.StatusInvalid, ""},
+		}, model.StatusInvalid, ""},
 		{"incomplete snapshot beats a failure it also shows", func(in *criteria.Input) {
 			in.AfterSweep2.Incomplete = []string{"mounts of pid 4150: no such process"}
 			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
-		}, criteria.StatusInvalid, ""},
+		}, model.StatusInvalid, ""},
 		{"a snapshot never taken is never a pass", func(in *criteria.Input) {
 			in.AfterSweep2 = snapshots.Snapshot{}
-		}, criteria.StatusInvalid, ""},
+		}, model.StatusInvalid, ""},
 		{"swapped snapshots are not judged", func(in *criteria.Input) {
 			in.AfterSweep, in.AfterSweep2 = in.AfterSweep2, in.AfterSweep
-		}, criteria.StatusInvalid, ""},
+		}, model.StatusInvalid, ""},
 		{"unknown criterion is not judged", func(in *criteria.Input) {
 			in.Window.Criteria = append(in.Window.Criteria, "R1")
-		}, criteria.StatusInvalid, "R1 (not judged: no evaluator for criterion R1)"},
+		}, model.StatusInvalid, "R1 (not judged: no evaluator for criterion R1)"},
 		{"failure", func(in *criteria.Input) {
 			in.AfterSweep2.Links = []snapshots.Link{{Name: "dvh1"}}
 			in.AfterSweep2.Sysctls = map[string]string{"net.ipv4.ip_forward": "1"}
-		}, criteria.StatusFail, "P3, P6, H1 false"},
+		}, model.StatusFail, "P3, P6, H1 false"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

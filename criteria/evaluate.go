@@ -2,25 +2,27 @@ package criteria
 
 import (
 	"strings"
+
+	"faultwin/model"
 )
 
 // evaluators maps each criterion id to its judge.
 var evaluators = map[string]func(*ctx) Result{
-	PRE: pre,
-	F1:  f1,
-	P1:  p1,
-	P2:  p2,
-	P3:  p3,
-	P4:  p4,
-	P5:  p5,
-	P6:  p6,
-	O1:  o1,
-	H1:  h1,
+	model.PRE: pre,
+	model.F1:  f1,
+	model.P1:  p1,
+	model.P2:  p2,
+	model.P3:  p3,
+	model.P4:  p4,
+	model.P5:  p5,
+	model.P6:  p6,
+	model.O1:  o1,
+	model.H1:  h1,
 }
 
 // IDs returns every criterion id this package can judge, gatekeepers first.
 func IDs() []string {
-	return []string{PRE, F1, P1, P2, P3, P4, P5, P6, O1, H1}
+	return []string{model.PRE, model.F1, model.P1, model.P2, model.P3, model.P4, model.P5, model.P6, model.O1, model.H1}
 }
 
 // Known reports whether id names a criterion this package can judge.
@@ -47,8 +49,8 @@ func normID(id string) string { return strings.ToUpper(strings.TrimSpace(id)) }
 // gives byte-identical JSON.
 func Evaluate(in Input) Verdict {
 	c := newCtx(in)
-	ids := []string{PRE, F1}
-	seen := map[string]bool{PRE: true, F1: true}
+	ids := []string{model.PRE, model.F1}
+	seen := map[string]bool{model.PRE: true, model.F1: true}
 	for _, id := range in.Window.Criteria {
 		id = normID(id)
 		if id == "" || seen[id] {
@@ -72,16 +74,16 @@ func Evaluate(in Input) Verdict {
 // status applies the precedence documented on Evaluate.
 func status(in Input, rs []Result) (string, string) {
 	if in.HarnessErr != "" {
-		return StatusError, "harness error: " + in.HarnessErr
+		return model.StatusError, "harness error: " + in.HarnessErr
 	}
 	if r := rs[0]; !r.Holds() {
-		return StatusInvalid, "preflight: " + r.Summary
+		return model.StatusInvalid, "preflight: " + r.Summary
 	}
 	if in.PrepareErr != "" {
-		return StatusInvalid, "precondition not reached: " + in.PrepareErr
+		return model.StatusInvalid, "precondition not reached: " + in.PrepareErr
 	}
 	if r := rs[1]; !r.Holds() {
-		return StatusInvalid, "F1: " + r.Summary
+		return model.StatusInvalid, "F1: " + r.Summary
 	}
 	var unjudged, failed []string
 	for _, r := range rs {
@@ -93,10 +95,10 @@ func status(in Input, rs []Result) (string, string) {
 		}
 	}
 	if len(unjudged) > 0 {
-		return StatusInvalid, strings.Join(unjudged, "; ")
+		return model.StatusInvalid, strings.Join(unjudged, "; ")
 	}
 	if len(failed) > 0 {
-		return StatusFail, strings.Join(failed, ", ") + " false"
+		return model.StatusFail, strings.Join(failed, ", ") + " false"
 	}
-	return StatusPass, "all " + plural(len(rs), "criterion", "criteria") + " hold"
+	return model.StatusPass, "all " + plural(len(rs), "criterion", "criteria") + " hold"
 }

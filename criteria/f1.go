@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/drivers"
+	"faultwin/model"
 )
 
 // f1 holds when the armed fault really landed: the trace has a fired point
@@ -14,12 +14,12 @@ import (
 // so a false F1 makes the window INVALID, never PASS. An unreaped supervisor
 // still looks alive to the sweep, so its death is not confirmed either.
 func f1(c *ctx) Result {
-	j := &judge{id: F1}
+	j := &judge{id: model.F1}
 	f := c.in.Window.Fault
 	if f.Point == "" {
 		j.fail("window arms no fault point")
 	}
-	var fired []drivers.TracePoint
+	var fired []model.TracePoint
 	for _, t := range c.in.Trace {
 		if t.Fired {
 			fired = append(fired, t)
@@ -31,7 +31,7 @@ func f1(c *ctx) Result {
 		if t.Note != "" {
 			line += ": " + t.Note
 		}
-		if f.Point != "" && (t.Point == f.Point || t.Point == f.Env()) {
+		if f.Point != "" && (t.Point == f.Point || t.Point == f.String()) {
 			hit = true
 			j.note(line)
 		} else {

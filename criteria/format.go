@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -36,7 +37,7 @@ func procLine(p snapshots.Process) string {
 }
 
 // pidLine names a process by identity only (sweep reports, decoys).
-func pidLine(id snapshots.PID) string {
+func pidLine(id model.PID) string {
 	return fmt.Sprintf("pid %d (start %d)", id.PID, id.StartTime)
 }
 

@@ -1,13 +1,16 @@
 package criteria
 
-import "faultwin/snapshots"
+import (
+	"faultwin/model"
+	"faultwin/snapshots"
+)
 
 // h1 holds when every host-global setting the supervisor may touch (the
 // watched sysctls, ip_forward first) reads after both sweeps what it read at
 // preflight. The source record's design notes a killed test run that left
 // ip_forward=1 behind, among other things, and poisoned the next run.
 func h1(c *ctx) Result {
-	j := &judge{id: H1}
+	j := &judge{id: model.H1}
 	j.gap(snapshotGaps(named{labelPreflight, c.in.Preflight}, named{labelAfterSweep2, c.in.AfterSweep2})...)
 	keys := c.in.Roots.Sysctls
 	if len(keys) == 0 {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -56,7 +56,7 @@ const (
 // scopeGaps says which required scope fields are unusable. An empty tag or
 // state dir would match nothing, and "nothing of the run left" would then
 // hold vacuously.
-func scopeGaps(sc drivers.Scope, fields ...string) []string {
+func scopeGaps(sc model.Scope, fields ...string) []string {
 	var gaps []string
 	for _, f := range fields {
 		switch f {
@@ -118,8 +118,8 @@ func (j *judge) result(ok string, failed func(n int) string) Result {
 // ctx is the input with the scope's fallbacks resolved once.
 type ctx struct {
 	in          Input
-	sc          drivers.Scope // StateRoot and LinkPrefix filled from Roots when empty
-	decoyProcs  map[snapshots.PID]bool
+	sc          model.Scope // StateRoot and LinkPrefix filled from Roots when empty
+	decoyProcs  map[model.PID]bool
 	decoyMounts map[string]bool
 	decoyFiles  map[string]bool
 }

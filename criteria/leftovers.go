@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -43,7 +44,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 	for _, p := range s.Processes {
 		var why []string
 		for _, v := range tagValues(p.Argv) {
-			if strings.HasPrefix(v, snapshots.TagPrefix) {
+			if strings.HasPrefix(v, model.TagPrefix) {
 				why = append(why, "argv tag "+v)
 				break
 			}
@@ -51,7 +52,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 		if p.RunEnv != "" {
 			why = append(why, "env tag "+p.RunEnv)
 		}
-		if p.Comm == criuComm {
+		if p.Comm == model.CRIUComm {
 			why = append(why, whyCRIUComm)
 		}
 		if under(p.Cwd, r.StateRoot) {
@@ -86,7 +87,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 		}
 	}
 	for _, t := range s.Tables {
-		if (r.TablePrefix != "" && strings.HasPrefix(t.Name, r.TablePrefix)) || strings.HasPrefix(t.Name, criuTablePrefix) {
+		if (r.TablePrefix != "" && strings.HasPrefix(t.Name, r.TablePrefix)) || strings.HasPrefix(t.Name, model.CRIUTablePrefix) {
 			bad = append(bad, tableLine(t))
 		}
 	}
@@ -106,7 +107,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 
 // pre holds when the preflight snapshot shows nothing of any faultwin run.
 func pre(c *ctx) Result {
-	j := &judge{id: PRE}
+	j := &judge{id: model.PRE}
 	s := c.in.Preflight
 	s.Incomplete = nil // leftovers reports each incomplete entry itself
 	j.gap(snapshotGaps(named{labelPreflight, s})...)

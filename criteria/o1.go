@@ -1,6 +1,10 @@
 package criteria
 
-import "strconv"
+import (
+	"strconv"
+
+	"faultwin/model"
+)
 
 // o1 holds when, at the supervisor's death and before any sweep, every mount
 // under the run's state dir (host or foreign, once per mount point) is in the
@@ -11,7 +15,7 @@ import "strconv"
 // defect. Matching is by path components, so a sibling run's mounts
 // (r10 beside r1) are not the run's.
 func o1(c *ctx) Result {
-	j := &judge{id: O1}
+	j := &judge{id: model.O1}
 	j.gap(snapshotGaps(named{labelAfterDeath, c.in.AfterDeath})...)
 	j.gap(scopeGaps(c.in.Scope, needStateDir)...)
 	ledgered := map[string]bool{}

@@ -3,7 +3,7 @@ package criteria
 import (
 	"strconv"
 
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -36,7 +36,7 @@ const (
 //
 // Decoys, by (pid, start) in d or by their Decoy flag, are never of the run:
 // counting the harness's own decoys is the classic harness defect.
-func OfRun(s snapshots.Snapshot, sc drivers.Scope, d snapshots.Decoys) []Owned {
+func OfRun(s snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) []Owned {
 	decoy := decoyPIDs(d)
 	why := make([][]string, len(s.Processes))
 	for i, p := range s.Processes {
@@ -74,7 +74,7 @@ func OfRun(s snapshots.Snapshot, sc drivers.Scope, d snapshots.Decoys) []Owned {
 	return out
 }
 
-func directReasons(p snapshots.Process, sc drivers.Scope) []string {
+func directReasons(p snapshots.Process, sc model.Scope) []string {
 	var w []string
 	if hasTag(p.Argv, sc.Tag) {
 		w = append(w, whyArgvTag)
@@ -124,14 +124,14 @@ func tagValues(argv []string) []string {
 	return out
 }
 
-func decoyPIDs(d snapshots.Decoys) map[snapshots.PID]bool {
-	m := make(map[snapshots.PID]bool, len(d.Processes))
+func decoyPIDs(d snapshots.Decoys) map[model.PID]bool {
+	m := make(map[model.PID]bool, len(d.Processes))
 	for _, p := range d.Processes {
 		m[p.PID] = true
 	}
 	return m
 }
 
-func isDecoyProcess(p snapshots.Process, decoy map[snapshots.PID]bool) bool {
+func isDecoyProcess(p snapshots.Process, decoy map[model.PID]bool) bool {
 	return p.Decoy || decoy[p.ID()]
 }

@@ -6,11 +6,11 @@ import (
 	. "github.com/onsi/gomega"
 
 	"faultwin/criteria"
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
-var scopeR1 = drivers.Scope{
+var scopeR1 = model.Scope{
 	Run: "r1", Tag: "faultwin:r1", StateRoot: "/var/lib/faultwin", StateDir: "/var/lib/faultwin/r1",
 }
 
@@ -93,17 +93,17 @@ func TestOfRunDecoys(t *testing.T) {
 	byFlag.Decoy = true
 	reused := live(3909, 555, "sh", "sh", "--tag", "faultwin:r1")
 	d := snapshots.Decoys{Processes: []snapshots.DecoyProcess{
-		{PID: snapshots.PID{PID: 3907, StartTime: 100}},
-		{PID: snapshots.PID{PID: 3909, StartTime: 102}},
+		{PID: model.PID{PID: 3907, StartTime: 100}},
+		{PID: model.PID{PID: 3909, StartTime: 102}},
 	}}
 	got := criteria.OfRun(snapshots.Snapshot{Processes: []snapshots.Process{byID, byFlag, reused}}, scopeR1, d)
 	g.Expect(got).To(HaveLen(1))
-	g.Expect(got[0].Process.ID()).To(Equal(snapshots.PID{PID: 3909, StartTime: 555}))
+	g.Expect(got[0].Process.ID()).To(Equal(model.PID{PID: 3909, StartTime: 555}))
 }
 
 func TestOfRunEmptyScopeMatchesNothing(t *testing.T) {
 	g := NewWithT(t)
 	p := live(10, 1, "sh", "sh", "--tag", "")
 	p.Cwd = "/var/lib/faultwin/r1"
-	g.Expect(criteria.OfRun(snapshots.Snapshot{Processes: []snapshots.Process{p}}, drivers.Scope{StateDir: "/"}, snapshots.Decoys{})).To(BeEmpty())
+	g.Expect(criteria.OfRun(snapshots.Snapshot{Processes: []snapshots.Process{p}}, model.Scope{StateDir: "/"}, snapshots.Decoys{})).To(BeEmpty())
 }

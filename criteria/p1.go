@@ -3,6 +3,7 @@ package criteria
 import (
 	"strings"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -14,7 +15,7 @@ import (
 // Zombies have exited and only wait for a reaper: they are reported as
 // zombies, never as live survivors.
 func p1(c *ctx) Result {
-	j := &judge{id: P1}
+	j := &judge{id: model.P1}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)
 	j.gap(scopeGaps(c.in.Scope, needRun, needTag, needStateDir)...)
 	found, gaps := collect(c.afterSweeps(), c.runProcesses)
@@ -41,7 +42,7 @@ func p1(c *ctx) Result {
 // A live process that could not be read and matched nothing is a gap: it
 // cannot be ruled out.
 func (c *ctx) runProcesses(s snapshots.Snapshot) ([]finding, []string) {
-	why := map[snapshots.PID][]string{}
+	why := map[model.PID][]string{}
 	for _, o := range OfRun(s, c.sc, c.in.Decoys) {
 		why[o.Process.ID()] = o.Why
 	}
@@ -52,7 +53,7 @@ func (c *ctx) runProcesses(s snapshots.Snapshot) ([]finding, []string) {
 			continue
 		}
 		w := why[p.ID()]
-		if p.Comm == criuComm {
+		if p.Comm == model.CRIUComm {
 			w = append(w[:len(w):len(w)], whyCRIUComm)
 		}
 		if len(w) == 0 {

@@ -3,6 +3,7 @@ package criteria
 import (
 	"strconv"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -12,7 +13,7 @@ import (
 // only inside a foreign mount namespace count: a session that outlived the
 // sweep can pin them where the host cannot see.
 func p2(c *ctx) Result {
-	j := &judge{id: P2}
+	j := &judge{id: model.P2}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)
 	j.gap(scopeGaps(c.in.Scope, needStateDir)...)
 	j.gap(c.rootGaps()...)

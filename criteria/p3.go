@@ -5,12 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
-
-// criuTablePrefix starts the nftables tables CRIU makes to lock a restored
-// task's network; one left behind keeps that traffic blocked.
-const criuTablePrefix = "CRIU-"
 
 // p3 holds when, after both sweeps, no link carries the link prefix, neither
 // the run's nft table (in any family) nor a CRIU-* table exists, and no X11
@@ -18,7 +15,7 @@ const criuTablePrefix = "CRIU-"
 // dir is left. Links and tables are host-global: a left veth made every
 // later restore fail with "File exists" in the source record's run 2.
 func p3(c *ctx) Result {
-	j := &judge{id: P3}
+	j := &judge{id: model.P3}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)
 	j.gap(scopeGaps(c.in.Scope, needStateDir)...)
 	if c.sc.LinkPrefix == "" {
@@ -49,7 +46,7 @@ func (c *ctx) runNet(s snapshots.Snapshot) ([]finding, []string) {
 		}
 	}
 	for _, t := range s.Tables {
-		if (c.sc.Table != "" && t.Name == c.sc.Table) || strings.HasPrefix(t.Name, criuTablePrefix) {
+		if (c.sc.Table != "" && t.Name == c.sc.Table) || strings.HasPrefix(t.Name, model.CRIUTablePrefix) {
 			found = append(found, finding{key: tableLine(t), line: tableLine(t)})
 		}
 	}

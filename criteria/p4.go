@@ -1,13 +1,16 @@
 package criteria
 
-import "faultwin/snapshots"
+import (
+	"faultwin/model"
+	"faultwin/snapshots"
+)
 
 // p4 holds when, after both sweeps, the run's ledger file is gone and no
 // other ledger file is left under its state dir. The sweep removes the
 // ledger last, only once everything it records is gone, so a ledger left
 // says the sweep knows it did not finish.
 func p4(c *ctx) Result {
-	j := &judge{id: P4}
+	j := &judge{id: model.P4}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)
 	j.gap(scopeGaps(c.in.Scope, needStateDir, needLedger)...)
 	found, gaps := collect(c.afterSweeps(), c.runLedgers)

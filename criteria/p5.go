@@ -1,7 +1,7 @@
 package criteria
 
 import (
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -14,7 +14,7 @@ import (
 // than by the run's own records, takes them with it. With no decoy planted
 // this proves nothing, so it is not judged.
 func p5(c *ctx) Result {
-	j := &judge{id: P5}
+	j := &judge{id: model.P5}
 	after := named{labelAfterSweep2, c.in.AfterSweep2}
 	j.gap(snapshotGaps(after)...)
 	d := c.in.Decoys
@@ -70,7 +70,7 @@ func p5(c *ctx) Result {
 }
 
 // sweptDecoys fails j for every decoy a sweep report says it acted on.
-func (c *ctx) sweptDecoys(j *judge, which string, r drivers.SweepReport) {
+func (c *ctx) sweptDecoys(j *judge, which string, r model.SweepReport) {
 	for _, k := range r.Killed {
 		if c.decoyProcs[k.PID] {
 			j.fail(which + " killed decoy " + pidLine(k.PID) + " " + k.Comm + ": " + k.Why)

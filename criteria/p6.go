@@ -3,7 +3,7 @@ package criteria
 import (
 	"strconv"
 
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -14,7 +14,7 @@ import (
 // sweep killed part-way (W14..W16) must be safe to rerun, and a rerun that
 // still finds work shows the first one stopped early.
 func p6(c *ctx) Result {
-	j := &judge{id: P6}
+	j := &judge{id: model.P6}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)
 	j.gap(scopeGaps(c.in.Scope, needRun, needTag, needStateDir)...)
 	r := c.in.Sweep2
@@ -54,7 +54,7 @@ func p6(c *ctx) Result {
 }
 
 // sweepActions lists everything a sweep report says it did, failed or left.
-func sweepActions(which string, r drivers.SweepReport) []string {
+func sweepActions(which string, r model.SweepReport) []string {
 	var out []string
 	for _, k := range r.Killed {
 		out = append(out, which+" killed "+pidLine(k.PID)+" "+k.Comm+": "+k.Why)

@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"faultwin/snapshots"
+	"faultwin/model"
 )
 
 // cleanPath normalises an absolute path so that comparisons by component
@@ -16,39 +16,25 @@ func cleanPath(p string) string {
 	return path.Clean(p)
 }
 
-// under reports whether p is dir or lies below it, comparing whole path
-// components: /x/r1/a is under /x/r1, /x/r10 is not. A prefix check would
-// let one run's criteria claim a sibling run's resources, the defect the
-// source record corrected after review.
-func under(p, dir string) bool {
-	p, dir = cleanPath(p), cleanPath(dir)
-	if !usableDir(dir) || !strings.HasPrefix(p, "/") {
-		return false
-	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
+// usableDir rejects directories that cannot own anything: a relative path,
+// or "/", under which every path lies. A run whose state dir were "/" would
+// own the whole host, so the criteria refuse to judge with it.
+func usableDir(dir string) bool {
+	return strings.HasPrefix(dir, "/") && path.Clean(dir) != "/"
 }
+
+// under is model.Within for a directory that can own things. Whole path
+// components are compared: /x/r1/a is under /x/r1, /x/r10 is not, so one
+// run's criteria never claim a sibling run's resources.
+func under(p, dir string) bool { return usableDir(dir) && model.Within(p, dir) }
 
 // beneath is under without dir itself: the state root may be a mount point
 // of its own, its children are the runs.
-func beneath(p, dir string) bool {
-	return under(p, dir) && cleanPath(p) != cleanPath(dir)
-}
-
-// usableDir rejects directories that would make every path match.
-func usableDir(dir string) bool {
-	return strings.HasPrefix(dir, "/") && dir != "/"
-}
+func beneath(p, dir string) bool { return usableDir(dir) && model.Below(p, dir) }
 
 // inCRIUTmp reports whether p is, or lies inside, one of CRIU's
 // /tmp/.criu.* staging directories (tmp is the host's temp dir).
-func inCRIUTmp(p, tmp string) bool {
-	if !beneath(p, tmp) {
-		return false
-	}
-	rel := strings.TrimPrefix(cleanPath(p), cleanPath(tmp)+"/")
-	first, _, _ := strings.Cut(rel, "/")
-	return strings.HasPrefix(first, snapshots.CRIUTmpPrefix)
-}
+func inCRIUTmp(p, tmp string) bool { return usableDir(tmp) && model.InCRIUTmp(p, tmp) }
 
 // samePath compares two absolute paths after cleaning.
 func samePath(a, b string) bool {

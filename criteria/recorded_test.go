@@ -11,6 +11,7 @@ import (
 
 	"faultwin/criteria"
 	. "faultwin/criteria/matchers"
+	"faultwin/model"
 )
 
 // load reads a recorded Input from testdata.
@@ -41,15 +42,15 @@ func TestRecorded(t *testing.T) {
 	}{
 		{
 			file:   "w4_30_pass",
-			status: criteria.StatusPass,
+			status: model.StatusPass,
 			reason: "all 10 criteria hold",
 		},
 		{
 			// Run 1's first real failure: CRIU's forked restorer survived.
 			file:   "w4_30_criu_restorer_survived",
-			status: criteria.StatusFail,
-			fail:   []string{criteria.P1},
-			evidence: map[string][]string{criteria.P1: {
+			status: model.StatusFail,
+			fail:   []string{model.P1},
+			evidence: map[string][]string{model.P1: {
 				`pid 4242 (start 1190518) criu argv="criu swrk 3" cwd=/var/lib/faultwin/r1/checkpoints/c1: env tag, cwd under state dir`,
 				"comm criu (in after_sweep, after_sweep2)",
 			}},
@@ -57,9 +58,9 @@ func TestRecorded(t *testing.T) {
 		},
 		{
 			file:   "r10_decoy_killed",
-			status: criteria.StatusFail,
-			fail:   []string{criteria.P5},
-			evidence: map[string][]string{criteria.P5: {
+			status: model.StatusFail,
+			fail:   []string{model.P5},
+			evidence: map[string][]string{model.P5: {
 				"decoy pid 3907 (start 1182044) faultwin:r10 gone",
 				"decoy mount /var/lib/faultwin/r10/mnt gone",
 				"first sweep killed decoy pid 3907 (start 1182044) sh: argv tag faultwin:r10 has prefix faultwin:r1",
@@ -69,9 +70,9 @@ func TestRecorded(t *testing.T) {
 		{
 			// Run 2: a leftover restorer of run 1 on the host.
 			file:   "preflight_leftover_restorer",
-			status: criteria.StatusInvalid,
-			fail:   []string{criteria.PRE, criteria.F1},
-			evidence: map[string][]string{criteria.PRE: {
+			status: model.StatusInvalid,
+			fail:   []string{model.PRE, model.F1},
+			evidence: map[string][]string{model.PRE: {
 				`pid 4242 (start 1190518) criu argv="criu swrk 3" cwd=/var/lib/faultwin/r1/checkpoints/c1: env tag r1, comm criu, cwd under state root`,
 				"link dvh2 (veth)",
 			}},
@@ -79,9 +80,9 @@ func TestRecorded(t *testing.T) {
 		},
 		{
 			file:   "w3_250_fault_not_fired",
-			status: criteria.StatusInvalid,
-			fail:   []string{criteria.F1},
-			evidence: map[string][]string{criteria.F1: {
+			status: model.StatusInvalid,
+			fail:   []string{model.F1},
+			evidence: map[string][]string{model.F1: {
 				"armed point restore.during_criu never fired (8 trace points, last point passed restore.after_ready)",
 				`supervisor died of signal "terminated", not SIGKILL`,
 			}},
@@ -89,15 +90,15 @@ func TestRecorded(t *testing.T) {
 		},
 		{
 			file:     "w5_ip_forward_left_on",
-			status:   criteria.StatusFail,
-			fail:     []string{criteria.H1},
-			evidence: map[string][]string{criteria.H1: {"sysctl net/ipv4/ip_forward = 1 after the sweeps, 0 at preflight"}},
+			status:   model.StatusFail,
+			fail:     []string{model.H1},
+			evidence: map[string][]string{model.H1: {"sysctl net/ipv4/ip_forward = 1 after the sweeps, 0 at preflight"}},
 		},
 		{
 			file:   "w16_second_sweep_not_empty",
-			status: criteria.StatusFail,
-			fail:   []string{criteria.P6},
-			evidence: map[string][]string{criteria.P6: {
+			status: model.StatusFail,
+			fail:   []string{model.P6},
+			evidence: map[string][]string{model.P6: {
 				"second sweep restored sysctl net/ipv4/ip_forward",
 				"gone between sweeps: sysctl net/ipv4/ip_forward=1",
 				"appeared between sweeps: sysctl net/ipv4/ip_forward=0",
@@ -105,31 +106,31 @@ func TestRecorded(t *testing.T) {
 		},
 		{
 			file:   "w13_nft_tables_left",
-			status: criteria.StatusFail,
-			fail:   []string{criteria.P3},
-			evidence: map[string][]string{criteria.P3: {
+			status: model.StatusFail,
+			fail:   []string{model.P3},
+			evidence: map[string][]string{model.P3: {
 				"table ip faultwin_r1 (in after_sweep, after_sweep2)",
 				"table inet CRIU-4201 (in after_sweep, after_sweep2)",
 			}},
 		},
 		{
 			file:     "w14_ledger_left",
-			status:   criteria.StatusFail,
-			fail:     []string{criteria.P4},
-			evidence: map[string][]string{criteria.P4: {"ledger /var/lib/faultwin/r1/ledger.json (file) (in after_sweep, after_sweep2)"}},
+			status:   model.StatusFail,
+			fail:     []string{model.P4},
+			evidence: map[string][]string{model.P4: {"ledger /var/lib/faultwin/r1/ledger.json (file) (in after_sweep, after_sweep2)"}},
 		},
 		{
 			file:   "w2_unledgered_overlay",
-			status: criteria.StatusFail,
-			fail:   []string{criteria.O1},
-			evidence: map[string][]string{criteria.O1: {
+			status: model.StatusFail,
+			fail:   []string{model.O1},
+			evidence: map[string][]string{model.O1: {
 				"mount /var/lib/faultwin/r1/sessions/s2/root (overlay) not in ledger",
 			}},
 		},
 		{
 			file:     "w2_decoys_not_counted",
-			status:   criteria.StatusPass,
-			evidence: map[string][]string{criteria.O1: {"1 decoy mount under the state dir not counted"}},
+			status:   model.StatusPass,
+			evidence: map[string][]string{model.O1: {"1 decoy mount under the state dir not counted"}},
 		},
 	}
 	for _, tc := range cases {
@@ -137,9 +138,9 @@ func TestRecorded(t *testing.T) {
 			g := NewWithT(t)
 			v := criteria.Evaluate(load(t, tc.file))
 			g.Expect(v).To(HaveStatus(tc.status))
-			if tc.status == criteria.StatusPass {
+			if tc.status == model.StatusPass {
 				g.Expect(v).To(FailOnly())
-			} else if tc.status == criteria.StatusFail {
+			} else if tc.status == model.StatusFail {
 				g.Expect(v).To(FailOnly(tc.fail...))
 			} else {
 				g.Expect(v).To(FailOn(tc.fail...))

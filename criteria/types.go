@@ -1,26 +1,25 @@
 package criteria
 
 import (
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
-	"faultwin/windows/def"
 )
 
 // Input is everything one window's verdict depends on. It is stored in each
 // row as is, so replay re-judges exactly what the run judged.
 type Input struct {
-	Window      def.Window           `json:"window"`
-	Scope       drivers.Scope        `json:"scope"`
-	Roots       snapshots.Roots      `json:"roots"`
-	Decoys      snapshots.Decoys     `json:"decoys"`
-	Preflight   snapshots.Snapshot   `json:"preflight"`
-	AfterDeath  snapshots.Snapshot   `json:"after_death"`
-	AfterSweep  snapshots.Snapshot   `json:"after_sweep"`
-	AfterSweep2 snapshots.Snapshot   `json:"after_sweep2"`
-	Sweep1      drivers.SweepReport  `json:"sweep1"`
-	Sweep2      drivers.SweepReport  `json:"sweep2"`
-	Trace       []drivers.TracePoint `json:"trace"`
-	Death       drivers.Death        `json:"death"`
+	Window      model.Window       `json:"window"`
+	Scope       model.Scope        `json:"scope"`
+	Roots       snapshots.Roots    `json:"roots"`
+	Decoys      snapshots.Decoys   `json:"decoys"`
+	Preflight   snapshots.Snapshot `json:"preflight"`
+	AfterDeath  snapshots.Snapshot `json:"after_death"`
+	AfterSweep  snapshots.Snapshot `json:"after_sweep"`
+	AfterSweep2 snapshots.Snapshot `json:"after_sweep2"`
+	Sweep1      model.SweepReport  `json:"sweep1"`
+	Sweep2      model.SweepReport  `json:"sweep2"`
+	Trace       []model.TracePoint `json:"trace"`
+	Death       model.Death        `json:"death"`
 	// LedgeredMounts are the mount points the run's ledger recorded, read
 	// before the sweep (O1).
 	LedgeredMounts []string `json:"ledgered_mounts"`
@@ -59,30 +58,3 @@ func (v Verdict) Result(id string) (Result, bool) {
 	}
 	return Result{}, false
 }
-
-// Window statuses.
-const (
-	StatusPass    = "PASS"
-	StatusFail    = "FAIL"
-	StatusInvalid = "INVALID"
-	StatusError   = "ERROR"
-)
-
-// Criterion ids. PRE and F1 are gatekeepers: they are judged for every
-// window, listed or not, because without them no other result means anything.
-const (
-	PRE = "PRE"
-	F1  = "F1"
-	P1  = "P1"
-	P2  = "P2"
-	P3  = "P3"
-	P4  = "P4"
-	P5  = "P5"
-	P6  = "P6"
-	O1  = "O1"
-	H1  = "H1"
-)
-
-// criuComm is the comm of every CRIU task, including the restorer forks that
-// carry neither the supervisor's tag nor a path in argv.
-const criuComm = "criu"

@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"faultwin/snapshots/host"
 
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
@@ -53,28 +54,15 @@ func checkKernel(context.Context, Config) Check {
 
 func checkCgroup(context.Context, Config) Check {
 	c := Check{Name: "cgroup", Fix: "mount cgroup v1 controllers or cgroup2 at /sys/fs/cgroup"}
-	var st unix.Statfs_t
-	if err := unix.Statfs("/sys/fs/cgroup", &st); err != nil {
+	v, err := host.CgroupVersion("/sys/fs/cgroup")
+	if err != nil {
 		c.Detail = "/sys/fs/cgroup: " + err.Error()
 		return c
 	}
-	switch {
-	case st.Type == unix.CGROUP2_SUPER_MAGIC:
-		c.OK, c.Detail = true, "v2 (unified)"
-	case dirExists("/sys/fs/cgroup/freezer") || dirExists("/sys/fs/cgroup/memory"):
-		c.OK, c.Detail = true, "v1"
-	default:
-		c.Detail = "no cgroup hierarchy found under /sys/fs/cgroup"
-	}
+	c.OK, c.Detail = true, v
 	return c
 }
 
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
-// checkOverlay mounts a real overlay with a tmpfs upper, as refsup does.
 func checkOverlay(context.Context, Config) Check {
 	c := Check{Name: "overlayfs", Fix: "modprobe overlay"}
 	dir, err := os.MkdirTemp("", "faultwin-doctor-")
@@ -214,47 +202,24 @@ func checkNftables(context.Context, Config) Check {
 // MinCRIU is the oldest CRIU that dumps and restores on this kernel.
 var MinCRIU = [3]int{4, 2, 0}
 
-// CRIUVersion runs criu --version and parses "Version: X.Y[.Z]".
-func CRIUVersion(ctx context.Context, path string) (v [3]int, raw string, err error) {
-	if !filepath.IsAbs(path) {
-		return v, "", fmt.Errorf("criu path %q is not absolute", path)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
-	if err != nil {
-		return v, "", fmt.Errorf("%s --version: %w", path, err)
-	}
-	m := regexp.MustCompile(`Version: (\d+)\.(\d+)(?:\.(\d+))?`).FindSubmatch(out)
-	if m == nil {
-		return v, string(out), fmt.Errorf("%s --version: no version in %q", path, bytes.TrimSpace(out))
-	}
-	for i := 0; i < 3; i++ {
-		if len(m[i+1]) > 0 {
-			v[i], _ = strconv.Atoi(string(m[i+1]))
-		}
-	}
-	return v, fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]), nil
-}
-
-func versionAtLeast(v, min [3]int) bool {
-	for i := range v {
-		if v[i] != min[i] {
-			return v[i] > min[i]
-		}
-	}
-	return true
-}
-
 func checkCRIU(ctx context.Context, cfg Config) Check {
 	c := Check{Name: "criu >= 4.2", Fix: Fix + " (builds CRIU 4.2.1 into /opt/faultwin/criu)"}
-	v, raw, err := CRIUVersion(ctx, cfg.CRIU)
+	if !filepath.IsAbs(cfg.CRIU) {
+		c.Detail = fmt.Sprintf("criu path %q is not absolute", cfg.CRIU)
+		return c
+	}
+	raw, err := host.CRIUVersion(cfg.CRIU)
 	if err != nil {
-		c.Detail = err.Error()
+		c.Detail = cfg.CRIU + " --version: " + err.Error()
 		return c
 	}
 	c.Detail = raw + " at " + cfg.CRIU
-	c.OK = versionAtLeast(v, MinCRIU)
+	ok, err := host.VersionAtLeast(raw, MinCRIU)
+	if err != nil {
+		c.Detail += ": " + err.Error()
+		return c
+	}
+	c.OK = ok
 	if !c.OK {
 		c.Detail += fmt.Sprintf(": older than %d.%d", MinCRIU[0], MinCRIU[1])
 	}

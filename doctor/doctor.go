@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"faultwin/snapshots/host"
 )
 
 // DefaultCRIU is where `make deps` installs CRIU. Debian's own criu (3.17)
 // fails on this kernel, so faultwin never looks CRIU up on PATH.
-const DefaultCRIU = "/opt/faultwin/criu/sbin/criu"
+var DefaultCRIU = host.CRIUPath
 
 // Fix is the one command that installs every prerequisite.
 const Fix = "sudo make deps"

@@ -1,5 +1,7 @@
 package snapshots
 
+import "faultwin/model"
+
 // Roots tells a capture where faultwin-owned things can live. Everything a
 // snapshot holds is found through these roots, so a snapshot stays small
 // enough to store in every row.
@@ -17,10 +19,10 @@ type Roots struct {
 func DefaultRoots(stateRoot string) Roots {
 	return Roots{
 		StateRoot:   stateRoot,
-		LinkPrefix:  "dvh",
-		TablePrefix: "faultwin",
+		LinkPrefix:  model.LinkPrefix,
+		TablePrefix: model.TablePrefix,
 		X11Dir:      "/tmp/.X11-unix",
 		TmpDir:      "/tmp",
-		Sysctls:     []string{"net/ipv4/ip_forward"},
+		Sysctls:     []string{model.IPForward},
 	}
 }

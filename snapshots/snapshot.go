@@ -4,14 +4,11 @@
 // and replay can use it without root.
 package snapshots
 
-import "time"
+import (
+	"time"
 
-// PID identifies a process across PID reuse: a pid alone can be recycled, the
-// pair (pid, start time in clock ticks since boot) cannot within one boot.
-type PID struct {
-	PID       int    `json:"pid"`
-	StartTime uint64 `json:"start"`
-}
+	"faultwin/model"
+)
 
 // Process is one host process that could belong to a faultwin run.
 type Process struct {
@@ -36,7 +33,7 @@ type Process struct {
 }
 
 // ID returns the reuse-proof identity of p.
-func (p Process) ID() PID { return PID{p.PID, p.StartTime} }
+func (p Process) ID() model.PID { return model.PID{PID: p.PID, StartTime: p.StartTime} }
 
 // Zombie reports whether p has exited, or is exiting, and so is not a live
 // survivor: it waits for its parent to reap it or for the kernel to finish.
@@ -99,7 +96,7 @@ type Snapshot struct {
 
 // DecoyProcess is a process the harness started to look like another run's.
 type DecoyProcess struct {
-	PID
+	model.PID
 	Tag string `json:"tag"` // its argv tag, "faultwin:<other run>"
 	Cwd string `json:"cwd"`
 }

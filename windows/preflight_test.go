@@ -8,8 +8,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"faultwin/criteria"
 	"faultwin/criteria/matchers"
+	"faultwin/model"
 )
 
 // A window must never run on an unclean host: a process left by some other
@@ -17,7 +17,7 @@ import (
 var _ = Describe("preflight", Serial, Label("preflight"), func() {
 	It("refuses a host with a leftover tagged process", func(ctx SpecContext) {
 		w := registered[0]
-		stray := exec.Command("/bin/sh", "-c", "read _", "faultwin-leftover", "--tag", "faultwin:leftover1")
+		stray := exec.Command("/bin/sh", "-c", "read _", "faultwin-leftover", "--tag", model.Tag("leftover1"))
 		stdin, err := stray.StdinPipe()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stray.Start()).To(Succeed())
@@ -26,10 +26,10 @@ var _ = Describe("preflight", Serial, Label("preflight"), func() {
 			_ = stray.Wait()
 		})
 
-		o, err := runner.Run(ctx, w)
+		o, err := session.Run(ctx, w)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(o.Verdict).To(matchers.HaveStatus(criteria.StatusInvalid))
-		pre, ok := o.Verdict.Result(criteria.PRE)
+		Expect(o.Verdict).To(matchers.HaveStatus(model.StatusInvalid))
+		pre, ok := o.Verdict.Result(model.PRE)
 		Expect(ok).To(BeTrue())
 		Expect(pre.Holds()).To(BeFalse())
 		Expect(strings.Join(pre.Evidence, "\n")).To(ContainSubstring(fmt.Sprintf("pid %d ", stray.Process.Pid)))

@@ -12,36 +12,24 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"faultwin/criteria/matchers"
-	"faultwin/drivers"
-	refsupdriver "faultwin/drivers/refsup"
-	"faultwin/reports"
-	"faultwin/snapshots"
-	"faultwin/windows"
-	"faultwin/windows/def"
+	"faultwin/model"
+	"faultwin/runner"
 	"faultwin/windows/suite"
 )
 
 // Loaded before RunSpecs: specs are generated from the registered YAML, and
 // a load error must stop the suite before any tree is built.
-var registered []def.Window
+var registered []model.Window
 
 // Suite settings, from the environment so `ginkgo run ./windows` needs no
 // flags: FAULTWIN_RESULTS (rows file), FAULTWIN_REFSUP (binary; built when
 // unset), FAULTWIN_STATE_ROOT, FAULTWIN_BUGS (comma-separated known-bug
 // switches, for mutant runs only).
-var (
-	resultsPath string
-	stateRoot   string
-	refsupBin   string
-	bugs        []string
-	runner      *windows.Runner
-	writer      *reports.Writer
-	prov        *windows.Provenance
-)
+var session *runner.Session
 
 func TestWindows(t *testing.T) {
 	RegisterFailHandler(Fail)
-	ws, err := def.Load(".")
+	ws, err := runner.LoadWindows(".")
 	if err != nil {
 		t.Fatalf("loading window definitions: %v", err)
 	}
@@ -55,28 +43,21 @@ func TestWindows(t *testing.T) {
 var _ = SynchronizedBeforeSuite(func() []byte {
 	return suite.RefsupBinary("windows")
 }, func(bin []byte) {
-	refsupBin = string(bin)
-	resultsPath = suite.EnvOr("FAULTWIN_RESULTS", filepath.Join("..", "out", "windows.jsonl"))
-	stateRoot = suite.EnvOr("FAULTWIN_STATE_ROOT", suite.DefaultStateRoot)
+	results := suite.EnvOr("FAULTWIN_RESULTS", filepath.Join("..", "out", "windows.jsonl"))
+	var bugs []string
 	if b := os.Getenv("FAULTWIN_BUGS"); b != "" {
 		bugs = strings.Split(b, ",")
 	}
-	Expect(os.MkdirAll(stateRoot, 0o755)).To(Succeed())
-	Expect(os.MkdirAll(filepath.Dir(resultsPath), 0o755)).To(Succeed())
-	logDir := filepath.Join(filepath.Dir(resultsPath), "logs")
-	runner = &windows.Runner{
-		NewDriver: func(dir string) drivers.Driver {
-			return refsupdriver.New(refsupBin, stateRoot, dir, bugs)
-		},
-		Roots:    snapshots.DefaultRoots(stateRoot),
-		LogDir:   logDir,
-		Progress: GinkgoWriter,
-	}
-	prov = windows.NewProvenance("..", "out", "results")
 	var err error
-	writer, err = reports.Open(resultsPath)
+	session, err = runner.Open(runner.Config{
+		Bin:       string(bin),
+		StateRoot: suite.EnvOr("FAULTWIN_STATE_ROOT", model.DefaultStateRoot),
+		Bugs:      bugs,
+		LogDir:    filepath.Join(filepath.Dir(results), "logs"),
+		Progress:  GinkgoWriter,
+	}, "..", results, nil)
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(writer.Close)
+	DeferCleanup(session.Close)
 })
 
 var _ = SynchronizedAfterSuite(func() {}, gexec.CleanupBuildArtifacts)
@@ -88,12 +69,9 @@ const windowTimeout = 3 * time.Minute
 var _ = Describe("registered windows", Serial, Ordered, func() {
 	for _, w := range registered {
 		w := w
-		It(w.ID, Label(windows.Labels(w)...), SpecTimeout(windowTimeout), func(ctx SpecContext) {
-			o, err := runner.Run(ctx, w)
+		It(w.ID, Label(w.SelectionLabels()...), SpecTimeout(windowTimeout), func(ctx SpecContext) {
+			o, _, err := session.RunAndRecord(ctx, w)
 			Expect(err).NotTo(HaveOccurred())
-			row, err := prov.Row(o, "refsup")
-			Expect(err).NotTo(HaveOccurred())
-			Expect(writer.Append(row)).To(Succeed(), "writing the row to %s", resultsPath)
 			AddReportEntry("verdict", o.Verdict.Status+" "+o.Verdict.Reason)
 			Expect(o.Verdict).To(matchers.HaveStatus("PASS"))
 		})

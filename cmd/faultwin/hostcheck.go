@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"faultwin/criteria"
+	"faultwin/model"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )
@@ -17,7 +18,7 @@ import (
 func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("hostcheck", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	root := fs.String("state-root", defaultStateRoot, "refsup state root")
+	root := fs.String("state-root", model.DefaultStateRoot, "refsup state root")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"faultwin/reports"
+	"faultwin/review"
 )
 
 const replayUsage = `usage: faultwin replay FILE|DIR...
@@ -41,14 +41,14 @@ func runReplay(_ context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	var files []reports.FileReplay
+	var files []review.FileReplay
 	rows := 0
 	for _, p := range paths {
-		f := reports.ReplayFile(p)
+		f := review.ReplayFile(p)
 		rows += len(f.Rows)
 		files = append(files, f)
 	}
-	bad, err := reports.WriteReplay(stdout, files)
+	bad, err := review.WriteReplay(stdout, files)
 	if err != nil {
 		return err
 	}

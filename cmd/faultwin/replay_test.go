@@ -11,17 +11,18 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/reports"
-	"faultwin/reports/replaytest"
+	"faultwin/model"
+	"faultwin/review/replaytest"
+	"faultwin/rows"
 )
 
 var t0 = time.Date(2026, 10, 24, 10, 33, 52, 0, time.UTC)
 
 // fixtureFile writes rows judged by the real criteria, chained by the real
 // Writer, to dir/name.
-func fixtureFile(t *testing.T, dir, name string, ins ...criteria.Input) (string, []reports.Row) {
+func fixtureFile(t *testing.T, dir, name string, ins ...criteria.Input) (string, []rows.Row) {
 	t.Helper()
-	var rows []reports.Row
+	var rows []rows.Row
 	for i, in := range ins {
 		rows = append(rows, replaytest.Row(in, replaytest.Prov{Commit: "d25cf84", Started: t0.Add(time.Duration(i) * time.Minute), Load: 0.5}))
 	}
@@ -73,7 +74,7 @@ func TestReplayVerbAgrees(t *testing.T) {
 func TestReplayVerbDisagrees(t *testing.T) {
 	dir := t.TempDir()
 	_, rows := fixtureFile(t, dir, "good.jsonl", passIn("W3_30"), replaytest.Input(replaytest.W4Survivor))
-	rows[1].Status = reports.StatusPass
+	rows[1].Status = model.StatusPass
 	forged := filepath.Join(dir, "forged.jsonl")
 	if err := os.WriteFile(forged, replaytest.Lines(replaytest.Reforge(rows)), 0o644); err != nil {
 		t.Fatal(err)

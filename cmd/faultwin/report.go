@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"faultwin/reports"
-	"faultwin/reports/render"
+	"faultwin/model"
+	"faultwin/review/render"
 )
 
 const reportUsage = `usage: faultwin report [--format md|html] [--out PATH] FILE|DIR...
@@ -92,10 +92,10 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 // statusKey files an unknown status under INVALID, so it can never exit 0.
 func statusKey(s string) string {
 	switch s {
-	case reports.StatusPass, reports.StatusFail, reports.StatusInvalid, reports.StatusError:
+	case model.StatusPass, model.StatusFail, model.StatusInvalid, model.StatusError:
 		return s
 	}
-	return reports.StatusInvalid
+	return model.StatusInvalid
 }
 
 // writeOut writes b to stdout ("-") or to path through a temporary file

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/reports/replaytest"
+	"faultwin/review/replaytest"
 )
 
 func TestReportVerbMarkdown(t *testing.T) {

@@ -11,15 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/types"
-
-	"faultwin/criteria"
-	"faultwin/drivers"
-	refsupdriver "faultwin/drivers/refsup"
-	"faultwin/reports"
-	"faultwin/snapshots"
-	"faultwin/windows"
-	"faultwin/windows/def"
+	"faultwin/model"
+	"faultwin/runner"
 )
 
 // statusExit maps the worst status of a run to the exit codes every verb
@@ -35,12 +28,12 @@ func (e statusExit) ExitCode() int { return e.code }
 // exitFor returns nil when every status is PASS, else the shared exit error.
 func exitFor(counts map[string]int) error {
 	switch {
-	case counts[criteria.StatusError] > 0:
-		return statusExit{3, fmt.Sprintf("%d window(s) ERROR: the harness broke", counts[criteria.StatusError])}
-	case counts[criteria.StatusFail] > 0:
-		return statusExit{1, fmt.Sprintf("%d window(s) FAIL", counts[criteria.StatusFail])}
-	case counts[criteria.StatusInvalid] > 0:
-		return statusExit{2, fmt.Sprintf("%d window(s) INVALID (not measurements)", counts[criteria.StatusInvalid])}
+	case counts[model.StatusError] > 0:
+		return statusExit{3, fmt.Sprintf("%d window(s) ERROR: the harness broke", counts[model.StatusError])}
+	case counts[model.StatusFail] > 0:
+		return statusExit{1, fmt.Sprintf("%d window(s) FAIL", counts[model.StatusFail])}
+	case counts[model.StatusInvalid] > 0:
+		return statusExit{2, fmt.Sprintf("%d window(s) INVALID (not measurements)", counts[model.StatusInvalid])}
 	}
 	return nil
 }
@@ -53,32 +46,6 @@ func selfDir() string {
 	return filepath.Dir(exe)
 }
 
-// selectWindows loads the registered windows and applies a ginkgo label
-// filter, so `faultwin run` and `ginkgo run ./windows` pick the same ones.
-func selectWindows(dir, filter string) ([]def.Window, error) {
-	ws, err := def.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	if filter == "" {
-		return ws, nil
-	}
-	lf, err := types.ParseLabelFilter(filter)
-	if err != nil {
-		return nil, fmt.Errorf("--label-filter %q: %w", filter, err)
-	}
-	var out []def.Window
-	for _, w := range ws {
-		if lf(windows.Labels(w)) {
-			out = append(out, w)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--label-filter %q: %w (of %d registered)", filter, windows.ErrNoWindows, len(ws))
-	}
-	return out, nil
-}
-
 // windowFlags are the flags of every verb that runs windows (run, soak).
 type windowFlags struct {
 	dir, filter, out, root, bin, bugs, logs *string
@@ -89,7 +56,7 @@ func addWindowFlags(fs *flag.FlagSet, defaultOut string) *windowFlags {
 		dir:    fs.String("windows", "windows", "directory of window definitions (*.yaml)"),
 		filter: fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'"),
 		out:    fs.String("results", defaultOut, "JSONL file rows are appended to"),
-		root:   fs.String("state-root", defaultStateRoot, "refsup state root"),
+		root:   fs.String("state-root", model.DefaultStateRoot, "refsup state root"),
 		bin:    fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary"),
 		bugs:   fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)"),
 		logs:   fs.String("logs", "out/logs", "directory for the supervisor's own stdout, one subdir per window (rows carry the logs too)"),
@@ -97,73 +64,40 @@ func addWindowFlags(fs *flag.FlagSet, defaultOut string) *windowFlags {
 }
 
 // windowSession is what running windows needs once per invocation: the
-// selected windows, a runner, the provenance rows record and the open
-// results file. run and soak share it so a soak row is built exactly like
-// a run row.
+// selected windows, something that runs one, and the runner's session that
+// records rows. run and soak share it so a soak row is built exactly like a
+// run row.
 type windowSession struct {
-	windows []def.Window
+	windows []model.Window
 	runner  windowRunner
-	prov    *windows.Provenance
-	w       *reports.Writer
-	out     string
+	*runner.Session
 }
 
-// open selects the windows, checks the refsup binary and opens the results
-// file (locked, so two invocations cannot interleave rows).
-func (f *windowFlags) open() (*windowSession, error) {
-	ws, err := selectWindows(*f.dir, *f.filter)
+// open selects the windows and opens the runner's session.
+func (f *windowFlags) open(stdout io.Writer) (*windowSession, error) {
+	ws, err := runner.LoadWindows(*f.dir)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(*f.bin); err != nil {
-		return nil, fmt.Errorf("refsup binary: %w (build it with `make build` or pass --refsup)", err)
+	if ws, err = runner.Select(ws, *f.filter); err != nil {
+		return nil, fmt.Errorf("--label-filter: %w", err)
 	}
 	var bugs []string
 	if *f.bugs != "" {
 		bugs = strings.Split(*f.bugs, ",")
 	}
-	if err := os.MkdirAll(*f.root, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(*f.out), 0o755); err != nil {
-		return nil, err
-	}
-	w, err := reports.Open(*f.out)
+	cfg := runner.Config{Bin: *f.bin, StateRoot: *f.root, Bugs: bugs, LogDir: *f.logs}
+	s, err := runner.Open(cfg, ".", *f.out, nil)
 	if err != nil {
 		return nil, err
 	}
-	bin, root := *f.bin, *f.root
-	return &windowSession{
-		windows: ws,
-		runner: &windows.Runner{
-			NewDriver: func(logDir string) drivers.Driver { return refsupdriver.New(bin, root, logDir, bugs) },
-			Roots:     snapshots.DefaultRoots(root),
-			LogDir:    *f.logs,
-		},
-		prov: windows.NewProvenance(".", "out", "results"),
-		w:    w,
-		out:  *f.out,
-	}, nil
+	return &windowSession{windows: ws, runner: s.Runner, Session: s}, nil
 }
 
-func (s *windowSession) close() error { return s.w.Close() }
-
-// windowRunner runs one window; *windows.Runner is the real one, and the
+// windowRunner runs one window; *runner.Runner is the real one, and the
 // soak's tests script outcomes through it without touching the host.
 type windowRunner interface {
-	Run(ctx context.Context, w def.Window) (*windows.Outcome, error)
-}
-
-// record turns an outcome into its row and appends it.
-func (s *windowSession) record(o *windows.Outcome) (*reports.Row, error) {
-	row, err := s.prov.Row(o, "refsup")
-	if err != nil {
-		return nil, fmt.Errorf("building row: %w", err)
-	}
-	if err := s.w.Append(row); err != nil {
-		return nil, fmt.Errorf("writing row to %s: %w", s.out, err)
-	}
-	return row, nil
+	Run(ctx context.Context, w model.Window) (*runner.Outcome, error)
 }
 
 func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
@@ -176,11 +110,11 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected arguments %q", fs.Args())
 	}
-	s, err := wf.open()
+	s, err := wf.open(stdout)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	ws := s.windows
 	counts := map[string]int{}
 	t0 := time.Now()
@@ -192,7 +126,7 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
 		if err != nil {
 			return fmt.Errorf("window %s: %w", win.ID, err)
 		}
-		if _, err := s.record(o); err != nil {
+		if _, err := s.Record(o); err != nil {
 			return fmt.Errorf("window %s: %w", win.ID, err)
 		}
 		counts[o.Verdict.Status]++
@@ -202,7 +136,7 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
 			o.Finished.Sub(o.Started).Seconds(), o.Verdict.Reason, eta.Round(time.Second))
 	}
 	fmt.Fprintf(stdout, "%d windows in %s: %d PASS, %d FAIL, %d INVALID, %d ERROR; rows in %s\n", len(ws),
-		time.Since(t0).Round(time.Millisecond), counts[criteria.StatusPass], counts[criteria.StatusFail],
-		counts[criteria.StatusInvalid], counts[criteria.StatusError], s.out)
+		time.Since(t0).Round(time.Millisecond), counts[model.StatusPass], counts[model.StatusFail],
+		counts[model.StatusInvalid], counts[model.StatusError], s.Results)
 	return exitFor(counts)
 }

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/reports"
-	"faultwin/windows"
-	"faultwin/windows/def"
+	"faultwin/model"
+	"faultwin/review"
+	"faultwin/rows"
+	"faultwin/runner"
+	"faultwin/snapshots/host"
 )
 
 const soakUsage = `usage: faultwin soak [-n 20] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
@@ -28,15 +30,15 @@ end, one summary line per window:
 
   W3_30  19/20 pass  (95% Wilson [0.76, 0.99])  FAIL 1  INVALID 0  ERROR 0  load 0.31/0.52/1.20  4.1s
 
-The pass rate is PASS / (PASS + FAIL): INVALID rows (unclean host, fault not
-fired, precondition not reached) and ERROR rows (the harness broke) measured
+The pass rate is PASS / (PASS + FAIL): INVALID rs (unclean host, fault not
+fired, precondition not reached) and ERROR rs (the harness broke) measured
 nothing about the supervisor, so they are excluded from the rate and counted
-apart. --summary prints the same summary for rows already written, per file,
+apart. --summary prints the same summary for rs already written, per file,
 without running anything.
 
-Exit status over the rows summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
+Exit status over the rs summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
 unknown status but no FAIL or ERROR, 3 an ERROR (a soak that cannot write
-its rows also exits 3); with --summary, 1 as well when a file's chain is
+its rs also exits 3); with --summary, 1 as well when a file's chain is
 broken or it cannot be read to its end.
 `
 
@@ -60,71 +62,71 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) error {
 	if *n < 1 {
 		return fmt.Errorf("soak: -n %d: want at least one pass", *n)
 	}
-	s, err := wf.open()
+	s, err := wf.open(stdout)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	return soak(ctx, stdout, s, *n)
 }
 
 func soak(ctx context.Context, stdout io.Writer, s *windowSession, n int) error {
 	total := n * len(s.windows)
-	fmt.Fprintf(stdout, "soak: %d passes over %d windows, %d rows, appended to %s\n", n, len(s.windows), total, s.out)
-	var rows []reports.Row
+	fmt.Fprintf(stdout, "soak: %d passes over %d windows, %d rows, appended to %s\n", n, len(s.windows), total, s.Results)
+	var rs []rows.Row
 	t0 := time.Now()
 	for k := 1; k <= n; k++ {
 		for _, win := range s.windows {
 			if ctx.Err() != nil {
-				fmt.Fprintf(stdout, "soak: interrupted after %d of %d rows\n", len(rows), total)
-				return errors.Join(ctx.Err(), soakEnd(stdout, s, rows, t0))
+				fmt.Fprintf(stdout, "soak: interrupted after %d of %d rows\n", len(rs), total)
+				return errors.Join(ctx.Err(), soakEnd(stdout, s, rs, t0))
 			}
 			o, err := s.runner.Run(ctx, win)
 			if err != nil {
 				o = harnessOutcome(win, err)
 			}
-			row, err := s.record(o)
+			row, err := s.Record(o)
 			if err != nil {
 				// Without a place to write evidence the soak measures
 				// nothing more: stop, and say so as a harness error.
-				serr := soakEnd(stdout, s, rows, t0)
+				serr := soakEnd(stdout, s, rs, t0)
 				return errors.Join(statusExit{3, fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, k, err)}, serr)
 			}
-			rows = append(rows, *row)
-			done := len(rows)
+			rs = append(rs, *row)
+			done := len(rs)
 			eta := time.Duration(float64(time.Since(t0)) / float64(done) * float64(total-done))
 			fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %5.1fs load %.2f eta %s\n", k, n, win.ID, row.Status,
 				row.Run.Finished.Sub(row.Run.Started).Seconds(), row.Host.LoadBefore[0], clock(eta))
 		}
 	}
-	return soakEnd(stdout, s, rows, t0)
+	return soakEnd(stdout, s, rs, t0)
 }
 
 // harnessOutcome stands in for a window the runner could not run at all,
 // so the soak still writes a row for it (ERROR) and keeps going; a pass
 // with a missing row would read as a window that was never selected.
-func harnessOutcome(w def.Window, err error) *windows.Outcome {
+func harnessOutcome(w model.Window, err error) *runner.Outcome {
 	now := time.Now().UTC()
-	o := &windows.Outcome{Started: now, Finished: now, Host: reports.HostFacts()}
+	o := &runner.Outcome{Started: now, Finished: now, Host: host.Facts()}
 	o.Input = criteria.Input{Window: w, HarnessErr: "runner: " + err.Error()}
 	o.Verdict = criteria.Evaluate(o.Input)
-	if l, lerr := reports.LoadAvg(); lerr == nil {
+	if l, lerr := host.LoadAvg(); lerr == nil {
 		o.Host.LoadAfter = l
 	}
 	return o
 }
 
 // soakEnd prints the summary of this soak's rows and returns its exit.
-func soakEnd(stdout io.Writer, s *windowSession, rows []reports.Row, t0 time.Time) error {
-	fmt.Fprintf(stdout, "\nsoak: %d rows in %s, appended to %s (last hash %s)\n", len(rows),
-		time.Since(t0).Round(time.Second), s.out, s.w.Last())
-	if err := reports.WriteSummary(stdout, reports.Summarize(rows)); err != nil {
+func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, t0 time.Time) error {
+	fmt.Fprintf(stdout, "\nsoak: %d rows in %s, appended to %s (last hash %s)\n", len(rs),
+		time.Since(t0).Round(time.Second), s.Results, s.Rows.Last())
+	if err := review.WriteSummary(stdout, review.Summarize(rs)); err != nil {
 		return err
 	}
-	if len(rows) == 0 {
+	if len(rs) == 0 {
 		return statusExit{3, "soak: no row was written"}
 	}
-	return exitFor(statusCounts(rows))
+	return exitFor(statusCounts(rs))
 }
 
 // soakSummary is `faultwin soak --summary`: each file's rows summarised
@@ -134,23 +136,23 @@ func soakSummary(stdout io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("soak --summary: %w", err)
 	}
-	var all []reports.Row
+	var all []rows.Row
 	var broken []error
 	for i, p := range paths {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		rows, verr := reports.VerifyFile(p)
+		rs, verr := rows.VerifyFile(p)
 		state := "chain ok"
 		if verr != nil {
 			state = "DOES NOT VERIFY: " + verr.Error()
 			broken = append(broken, verr)
 		}
-		fmt.Fprintf(stdout, "%s: %d rows, %d passes, %s\n", p, len(rows), maxPass(rows), state)
-		if err := reports.WriteSummary(stdout, reports.Summarize(rows)); err != nil {
+		fmt.Fprintf(stdout, "%s: %d rows, %d passes, %s\n", p, len(rs), maxPass(rs), state)
+		if err := review.WriteSummary(stdout, review.Summarize(rs)); err != nil {
 			return err
 		}
-		all = append(all, rows...)
+		all = append(all, rs...)
 	}
 	if len(broken) > 0 {
 		return statusExit{1, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
@@ -161,17 +163,17 @@ func soakSummary(stdout io.Writer, args []string) error {
 	return exitFor(statusCounts(all))
 }
 
-func maxPass(rows []reports.Row) int {
-	p := reports.Passes(rows)
+func maxPass(rs []rows.Row) int {
+	p := review.Passes(rs)
 	if len(p) == 0 {
 		return 0
 	}
 	return p[len(p)-1]
 }
 
-func statusCounts(rows []reports.Row) map[string]int {
+func statusCounts(rs []rows.Row) map[string]int {
 	c := map[string]int{}
-	for _, r := range rows {
+	for _, r := range rs {
 		c[statusKey(r.Status)]++
 	}
 	return c

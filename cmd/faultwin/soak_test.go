@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/reports"
-	"faultwin/reports/replaytest"
-	"faultwin/windows"
-	"faultwin/windows/def"
+	"faultwin/model"
+	"faultwin/review"
+	"faultwin/review/replaytest"
+	"faultwin/rows"
+	"faultwin/runner"
+	"faultwin/snapshots"
 )
 
 // scripted plays back one outcome per call and window, judged by the real
@@ -29,7 +31,7 @@ type scripted struct {
 	total  int
 }
 
-func (s *scripted) Run(_ context.Context, w def.Window) (*windows.Outcome, error) {
+func (s *scripted) Run(_ context.Context, w model.Window) (*runner.Outcome, error) {
 	k := s.calls[w.ID]
 	s.calls[w.ID]++
 	s.total++
@@ -41,10 +43,10 @@ func (s *scripted) Run(_ context.Context, w def.Window) (*windows.Outcome, error
 		return nil, err
 	}
 	start := t0.Add(time.Duration(s.total) * time.Minute)
-	return &windows.Outcome{
+	return &runner.Outcome{
 		Input:     in,
 		Verdict:   criteria.Evaluate(in),
-		Host:      reports.Host{Kernel: "6.18.0", LoadBefore: [3]float64{0.5 + float64(s.total)/100, 0.4, 0.3}},
+		Host:      snapshots.Host{Kernel: "6.18.0", LoadBefore: [3]float64{0.5 + float64(s.total)/100, 0.4, 0.3}},
 		Started:   start,
 		Finished:  start.Add(4100 * time.Millisecond),
 		Durations: map[string]float64{"prepare": 800},
@@ -62,16 +64,16 @@ func broke(msg string) func() (criteria.Input, error) {
 func session(t *testing.T, r windowRunner, ids ...string) *windowSession {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "soak.jsonl")
-	w, err := reports.Open(out)
+	w, err := rows.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	var ws []def.Window
+	var ws []model.Window
 	for _, id := range ids {
 		ws = append(ws, replaytest.Window(id))
 	}
-	return &windowSession{windows: ws, runner: r, prov: &windows.Provenance{Commit: "8b3bfd2"}, w: w, out: out}
+	return &windowSession{windows: ws, runner: r, Session: &runner.Session{Prov: &runner.Provenance{Commit: "8b3bfd2"}, Rows: w, Results: out}}
 }
 
 // TestSoakNeverStops: a FAIL in pass 2 and a runner that breaks in pass 3
@@ -99,8 +101,8 @@ func TestSoakNeverStops(t *testing.T) {
 		t.Errorf("no progress line for the runner's failure:\n%s", got)
 	}
 	for _, want := range []string{
-		"soak: 3 passes over 2 windows, 6 rows, appended to " + s.out,
-		reports.RateRule,
+		"soak: 3 passes over 2 windows, 6 rows, appended to " + s.Results,
+		review.RateRule,
 		"W3_30  3/3 pass  (95% Wilson [0.44, 1.00])  FAIL 0  INVALID 0  ERROR 0",
 		"W4_30  1/2 pass  (95% Wilson [0.09, 0.91])  FAIL 1  INVALID 0  ERROR 1",
 		"  W4_30 pass 2: FAIL (P1 false)",
@@ -111,11 +113,11 @@ func TestSoakNeverStops(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, got)
 		}
 	}
-	f := reports.ReplayFile(s.out)
+	f := review.ReplayFile(s.Results)
 	if !f.OK() || len(f.Rows) != 6 {
 		t.Fatalf("soak rows do not replay: %d rows, read %v chain %v diffs %v", len(f.Rows), f.ReadErr, f.Chain, f.Diffs)
 	}
-	if p := reports.Passes(f.Rows); fmt.Sprint(p) != "[1 1 2 2 3 3]" {
+	if p := review.Passes(f.Rows); fmt.Sprint(p) != "[1 1 2 2 3 3]" {
 		t.Errorf("passes %v", p)
 	}
 }
@@ -188,7 +190,7 @@ func TestSoakFlags(t *testing.T) {
 			t.Errorf("%s with no refsup binary: %v", v, err)
 		}
 		_, _, err = runVerb(t, v, "--windows", "../../windows", "--label-filter", "NO_SUCH_WINDOW")
-		if !errors.Is(err, windows.ErrNoWindows) {
+		if !errors.Is(err, runner.ErrNoWindows) {
 			t.Errorf("%s selecting nothing: %v, want ErrNoWindows", v, err)
 		}
 	}

@@ -13,10 +13,9 @@ import (
 	"sort"
 	"strings"
 
-	"faultwin/fixtures/decoys"
+	"faultwin/model"
+	"faultwin/runner"
 )
-
-const defaultStateRoot = "/var/lib/faultwin/state"
 
 // runSweep cleans a host after an interrupted run: it calls each dead run's
 // own supervisor sweep (the harness never cleans up on a supervisor's
@@ -24,7 +23,7 @@ const defaultStateRoot = "/var/lib/faultwin/state"
 func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	root := fs.String("state-root", defaultStateRoot, "refsup state root")
+	root := fs.String("state-root", model.DefaultStateRoot, "refsup state root")
 	bin := fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -43,7 +42,7 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 			continue
 		}
 		dir := filepath.Join(*root, e.Name())
-		if decoys.IsPlanted(dir) {
+		if runner.IsPlanted(dir) {
 			planted = append(planted, dir)
 			continue
 		}
@@ -62,7 +61,7 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "sweep: run %s: %s\n", run, strings.TrimSpace(out.String()))
 	}
 	for _, dir := range planted {
-		if err := decoys.RemovePlanted(dir); err != nil {
+		if err := runner.RemovePlanted(dir); err != nil {
 			errs = append(errs, err)
 			continue
 		}

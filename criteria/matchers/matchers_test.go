@@ -7,6 +7,7 @@ import (
 
 	"faultwin/criteria"
 	. "faultwin/criteria/matchers"
+	"faultwin/model"
 )
 
 var (
@@ -15,7 +16,7 @@ var (
 		Evidence: []string{`pid 4242 (start 1190518) criu argv="criu swrk 3" cwd=/var/lib/faultwin/r1/checkpoints/c1: env tag, comm criu (in after_sweep2)`}}
 	unjudged = criteria.Result{ID: "H1", Summary: "not judged: snapshot after_sweep2 missing",
 		Evidence: []string{"snapshot after_sweep2 missing"}}
-	verdict = criteria.Verdict{Status: criteria.StatusFail, Reason: "P1 false", Results: []criteria.Result{holds, failed}}
+	verdict = criteria.Verdict{Status: model.StatusFail, Reason: "P1 false", Results: []criteria.Result{holds, failed}}
 )
 
 func TestResultMatchers(t *testing.T) {

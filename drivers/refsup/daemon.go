@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"faultwin/drivers"
+	"faultwin/model"
 )
 
 // daemon is `refsup serve` running under `refsup subreaper`, as a daemon
@@ -26,7 +26,7 @@ type daemon struct {
 	hangup io.WriteCloser // closing it ends the subreaper
 	pid    int            // the daemon's own pid
 	done   chan struct{}  // closed once the daemon has exited and been reaped
-	death  drivers.Death
+	death  model.Death
 	shimEr chan error
 }
 
@@ -34,9 +34,9 @@ type daemon struct {
 // environment tag is set on the daemon only, never on the subreaper, which is
 // not the run's and must not be swept as if it were.
 func startDaemon(bin string, argv []string, run string, log *os.File) (*daemon, error) {
-	args := append([]string{"subreaper", "--setenv", "FAULTWIN_RUN=" + run, "--", bin}, argv...)
+	args := append([]string{"subreaper", "--setenv", model.RunEnvKey + "=" + run, "--", bin}, argv...)
 	shim := exec.Command(bin, args...)
-	shim.Env = withoutEnv(os.Environ(), "FAULTWIN_RUN")
+	shim.Env = withoutEnv(os.Environ(), model.RunEnvKey)
 	shim.Dir = "/"
 	shim.Stderr = log
 	hangup, err := shim.StdinPipe()
@@ -71,7 +71,7 @@ func startDaemon(bin string, argv []string, run string, log *os.File) (*daemon, 
 				d.pid, first = st.Started, false
 				started <- nil
 			case st.Exited:
-				d.death = drivers.Death{Reaped: true, Signaled: st.Signaled, Signal: st.Signal, ExitCode: st.ExitCode}
+				d.death = model.Death{Reaped: true, Signaled: st.Signaled, Signal: st.Signal, ExitCode: st.ExitCode}
 				close(d.done)
 			}
 		}

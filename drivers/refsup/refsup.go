@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"faultwin/drivers"
+	"faultwin/model"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,9 +29,9 @@ type Driver struct {
 	LogDir string   // harness-owned dir for the daemon's stdout/stderr
 
 	run      string
-	scope    drivers.Scope
+	scope    model.Scope
 	daemon   *daemon
-	fault    drivers.Fault
+	fault    model.Fault
 	sessions []string // live cold sessions, oldest first
 	restored []string
 	ckpt     string
@@ -46,7 +46,7 @@ func New(bin, root, logDir string, bugs []string) *Driver {
 }
 
 // Name implements drivers.Driver.
-func (d *Driver) Name() string { return "refsup" }
+func (d *Driver) Name() string { return Name }
 
 func (d *Driver) bugArgs() []string {
 	var a []string
@@ -59,15 +59,11 @@ func (d *Driver) bugArgs() []string {
 // Prepare starts `refsup serve` and builds the precondition: the checkpoint
 // first (it consumes a session of its own), then restored clones of it, then
 // the live cold sessions the window operates on.
-func (d *Driver) Prepare(ctx context.Context, run string, pre drivers.Precondition) (drivers.Scope, error) {
+func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition) (model.Scope, error) {
 	d.run = run
-	stateDir := filepath.Join(d.Root, run)
-	d.scope = drivers.Scope{
-		Run: run, Tag: "faultwin:" + run, EnvKey: "FAULTWIN_RUN",
-		StateRoot: d.Root, StateDir: stateDir, LinkPrefix: "dvh",
-		Table: "faultwin_" + run, TableFamily: "ip",
-		Ledger: filepath.Join(stateDir, "ledger.json"),
-	}
+	d.scope = model.NewScope(d.Root, run)
+	d.scope.TableFamily = "ip"
+	d.scope.Ledger = filepath.Join(d.scope.StateDir, "ledger.json")
 	if err := os.MkdirAll(d.LogDir, 0o755); err != nil {
 		return d.scope, err
 	}
@@ -160,12 +156,12 @@ func (d *Driver) call(ctx context.Context, out any, args ...string) error {
 
 // Arm implements drivers.Driver. Sweep windows are armed through the
 // environment of the sweep process instead: the daemon is dead by then.
-func (d *Driver) Arm(ctx context.Context, f drivers.Fault) error {
+func (d *Driver) Arm(ctx context.Context, f model.Fault) error {
 	d.fault = f
 	if strings.HasPrefix(f.Point, "sweep.") {
 		return nil
 	}
-	return d.call(ctx, nil, "arm", "--fault", f.Env())
+	return d.call(ctx, nil, "arm", "--fault", f.String())
 }
 
 // Trigger implements drivers.Driver.
@@ -206,7 +202,7 @@ func (d *Driver) triggerSweep(ctx context.Context) error {
 	d.daemon.kill()
 	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.bugArgs()...)
 	d.victim = exec.CommandContext(ctx, d.Bin, args...)
-	d.victim.Env = append(os.Environ(), "FAULTWIN_FAULT_AT="+d.fault.Env())
+	d.victim.Env = append(os.Environ(), "FAULTWIN_FAULT_AT="+d.fault.String())
 	var out bytes.Buffer
 	d.victim.Stdout, d.victim.Stderr = &out, &out
 	d.victimEr = d.victim.Run()
@@ -219,12 +215,12 @@ func (d *Driver) triggerSweep(ctx context.Context) error {
 // Reap implements drivers.Driver. A supervisor still alive after its
 // operation returned (the fault never fired) is this process's own child: it
 // is killed here so the window can be judged INVALID and swept.
-func (d *Driver) Reap(ctx context.Context) (drivers.Death, error) {
+func (d *Driver) Reap(ctx context.Context) (model.Death, error) {
 	if d.victim != nil {
 		return deathOf(d.victim.ProcessState, d.opErr), nil
 	}
 	if d.daemon == nil {
-		return drivers.Death{}, errors.New("reap before prepare")
+		return model.Death{}, errors.New("reap before prepare")
 	}
 	select {
 	case <-d.daemon.done:
@@ -235,15 +231,15 @@ func (d *Driver) Reap(ctx context.Context) (drivers.Death, error) {
 		death.Note = "alive after the operation returned; killed by the harness"
 		return death, nil
 	case <-ctx.Done():
-		return drivers.Death{}, fmt.Errorf("reaping refsup serve: %w", ctx.Err())
+		return model.Death{}, fmt.Errorf("reaping refsup serve: %w", ctx.Err())
 	}
 	death := d.daemon.death
 	death.OpErr = d.opErr
 	return death, nil
 }
 
-func deathOf(ps *os.ProcessState, opErr string) drivers.Death {
-	death := drivers.Death{Reaped: ps != nil, OpErr: opErr}
+func deathOf(ps *os.ProcessState, opErr string) model.Death {
+	death := model.Death{Reaped: ps != nil, OpErr: opErr}
 	if ps == nil {
 		return death
 	}
@@ -258,7 +254,7 @@ func deathOf(ps *os.ProcessState, opErr string) drivers.Death {
 }
 
 // Trace implements drivers.Driver.
-func (d *Driver) Trace() ([]drivers.TracePoint, error) {
+func (d *Driver) Trace() ([]model.TracePoint, error) {
 	path := filepath.Join(d.scope.StateDir, "faults.trace")
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -267,12 +263,12 @@ func (d *Driver) Trace() ([]drivers.TracePoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []drivers.TracePoint
+	var out []model.TracePoint
 	for i, line := range bytes.Split(b, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var tp drivers.TracePoint
+		var tp model.TracePoint
 		if err := json.Unmarshal(line, &tp); err != nil {
 			return out, fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
@@ -331,15 +327,15 @@ func (d *Driver) Logs() map[string]string {
 }
 
 // Sweep implements drivers.Driver.
-func (d *Driver) Sweep(ctx context.Context) (drivers.SweepReport, error) {
+func (d *Driver) Sweep(ctx context.Context) (model.SweepReport, error) {
 	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.bugArgs()...)
 	cmd := exec.CommandContext(ctx, d.Bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return drivers.SweepReport{}, fmt.Errorf("refsup sweep: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return model.SweepReport{}, fmt.Errorf("refsup sweep: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	var rep drivers.SweepReport
+	var rep model.SweepReport
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		return rep, fmt.Errorf("refsup sweep: decoding report: %w", err)
 	}

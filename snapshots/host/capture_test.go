@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -122,7 +123,7 @@ func TestCaptureTaggedProcess(t *testing.T) {
 
 	_, decoyStart := statOf(t, decoy.pid())
 	s := capture(t, e.roots, snapshots.Decoys{Run: "fwtest10", Dir: decoyDir, Processes: []snapshots.DecoyProcess{
-		{PID: snapshots.PID{PID: decoy.pid(), StartTime: decoyStart}, Tag: "faultwin:fwtest10", Cwd: decoyDir},
+		{PID: model.PID{PID: decoy.pid(), StartTime: decoyStart}, Tag: "faultwin:fwtest10", Cwd: decoyDir},
 	}})
 
 	p, ok := findProc(s, tagged.pid())
@@ -211,7 +212,7 @@ func TestCaptureHostMounts(t *testing.T) {
 	mnt := nsOf(t, "self", "mnt")
 	got := map[string]snapshots.Mount{}
 	for _, m := range s.Mounts {
-		if snapshots.Under(m.MountPoint, e.base) {
+		if model.Within(m.MountPoint, e.base) {
 			got[m.MountPoint] = m
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -22,8 +23,8 @@ var fakeRoots = snapshots.Roots{
 var fakeDecoys = snapshots.Decoys{
 	Run: "r10",
 	Processes: []snapshots.DecoyProcess{
-		{PID: snapshots.PID{PID: 210, StartTime: 5000}, Tag: "faultwin:r10"},
-		{PID: snapshots.PID{PID: 211, StartTime: 1}, Tag: "faultwin:r10"}, // pid 211 was reused since
+		{PID: model.PID{PID: 210, StartTime: 5000}, Tag: "faultwin:r10"},
+		{PID: model.PID{PID: 211, StartTime: 1}, Tag: "faultwin:r10"}, // pid 211 was reused since
 	},
 	Mounts: []string{"/srv/decoymnt/"},
 }

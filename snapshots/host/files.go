@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -46,7 +47,7 @@ func captureTmp(roots snapshots.Roots, inc *incomplete) (x11, criu []snapshots.F
 			switch {
 			case strings.HasPrefix(name, ".X") && strings.HasSuffix(name, "-lock"):
 				x11 = append(x11, fileOf(path, e.Type()))
-			case strings.HasPrefix(name, snapshots.CRIUTmpPrefix):
+			case strings.HasPrefix(name, model.CRIUTmpPrefix):
 				criu = append(criu, fileOf(path, e.Type()))
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/moby/sys/mountinfo"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -81,8 +82,8 @@ func readMounts(path string, roots snapshots.Roots, decoy map[string]bool) ([]sn
 	defer f.Close()
 	infos, err := mountinfo.GetMountsFromReader(f, func(i *mountinfo.Info) (skip, stop bool) {
 		keep := roots.InScope(i.Mountpoint) || decoy[i.Mountpoint] ||
-			strings.Contains(i.Mountpoint, snapshots.CgyardMarker) ||
-			strings.Contains(i.Source, snapshots.CgyardMarker)
+			strings.Contains(i.Mountpoint, model.CgyardMarker) ||
+			strings.Contains(i.Source, model.CgyardMarker)
 		return !keep, false
 	})
 	if err != nil {

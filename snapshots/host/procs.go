@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -137,7 +138,7 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 		env, err := pr.Environ()
 		note("environ", err)
 		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, snapshots.RunEnvKey+"="); ok {
+			if v, ok := strings.CutPrefix(kv, model.RunEnvKey+"="); ok {
 				c.p.RunEnv = v
 			}
 		}
@@ -248,7 +249,7 @@ func (ps *procScan) direct(p snapshots.Process) bool {
 	if ps.roots.InScope(p.Cwd) || ps.roots.InScope(p.Root) {
 		return true
 	}
-	return slices.ContainsFunc(p.Argv, func(a string) bool { return strings.HasPrefix(a, snapshots.TagPrefix) })
+	return slices.ContainsFunc(p.Argv, func(a string) bool { return strings.HasPrefix(a, model.TagPrefix) })
 }
 
 func (ps *procScan) foreign(c *candidate) bool {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/drivers"
+	"faultwin/model"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )
@@ -28,7 +28,7 @@ type frozen struct {
 const freezerRoot = "/sys/fs/cgroup/freezer"
 
 // freezeOne freezes one live, non-init process of the run.
-func freezeOne(ctx context.Context, sc drivers.Scope) (*frozen, error) {
+func freezeOne(ctx context.Context, sc model.Scope) (*frozen, error) {
 	roots := snapshots.DefaultRoots(sc.StateRoot)
 	s, err := host.Capture(ctx, "freeze", roots, snapshots.Decoys{})
 	if err != nil {

@@ -24,22 +24,19 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/criteria/matchers"
-	"faultwin/drivers"
-	refsupdriver "faultwin/drivers/refsup"
-	"faultwin/reports"
+	"faultwin/model"
+	"faultwin/runner"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
-	"faultwin/windows"
-	"faultwin/windows/def"
 	"faultwin/windows/suite"
 )
 
 var (
-	registered map[string]def.Window
+	registered map[string]model.Window
 	refsupBin  string
 	stateRoot  string
 	outDir     string
-	prov       *windows.Provenance
+	prov       *runner.Provenance
 	// disabled names a switch to leave off while keeping its expectations:
 	// the spec must then fail, which shows the expectation depends on the bug.
 	disabled string
@@ -49,11 +46,11 @@ var (
 
 func TestMutants(t *testing.T) {
 	RegisterFailHandler(Fail)
-	ws, err := def.Load("..")
+	ws, err := runner.LoadWindows("..")
 	if err != nil {
 		t.Fatalf("loading window definitions: %v", err)
 	}
-	registered = map[string]def.Window{}
+	registered = map[string]model.Window{}
 	for _, w := range ws {
 		registered[w.ID] = w
 	}
@@ -64,50 +61,49 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	return suite.RefsupBinary("mutants")
 }, func(bin []byte) {
 	refsupBin = string(bin)
-	stateRoot = suite.EnvOr("FAULTWIN_STATE_ROOT", suite.DefaultStateRoot)
+	stateRoot = suite.EnvOr("FAULTWIN_STATE_ROOT", model.DefaultStateRoot)
 	outDir = suite.EnvOr("FAULTWIN_MUTANT_RESULTS", filepath.Join("..", "..", "out", "mutants"))
 	disabled = os.Getenv("FAULTWIN_MUTANT_DISABLE")
 	Expect(os.MkdirAll(stateRoot, 0o755)).To(Succeed())
 	Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())
-	prov = windows.NewProvenance(filepath.Join("..", ".."), "out", "results")
+	prov = runner.NewProvenance(filepath.Join("..", ".."), "out", "results")
 })
 
 var _ = SynchronizedAfterSuite(func() {}, gexec.CleanupBuildArtifacts)
 
 // runWindow runs one registered window with the given bug switches and
 // appends its row to <outDir>/<file>.jsonl.
-func runWindow(ctx context.Context, id string, bugs []string, file string) *windows.Outcome {
+func runWindow(ctx context.Context, id string, bugs []string, file string) *runner.Outcome {
 	return runWindowHook(ctx, id, bugs, file, nil)
 }
 
 func runWindowHook(ctx context.Context, id string, bugs []string, file string,
-	hook func(context.Context, drivers.Scope) error) *windows.Outcome {
+	hook func(context.Context, model.Scope) error) *runner.Outcome {
 	w, ok := registered[id]
 	Expect(ok).To(BeTrue(), "window %s is not registered", id)
 	if disabled != "" {
 		bugs = without(bugs, disabled)
 	}
-	r := &windows.Runner{
-		NewDriver:     func(dir string) drivers.Driver { return refsupdriver.New(refsupBin, stateRoot, dir, bugs) },
-		Roots:         snapshots.DefaultRoots(stateRoot),
+	s, err := runner.Open(runner.Config{
+		Bin:           refsupBin,
+		StateRoot:     stateRoot,
+		Bugs:          bugs,
 		LogDir:        filepath.Join("..", "..", "out", "mutant-logs"),
 		Progress:      GinkgoWriter,
 		BeforeTrigger: hook,
 		AfterDeath:    keepLedger,
-	}
-	o, err := r.Run(ctx, w)
+	}, "", filepath.Join(outDir, file+".jsonl"), prov)
+	Expect(err).NotTo(HaveOccurred())
+	defer s.Close()
+	o, err := s.Run(ctx, w)
 	Expect(err).NotTo(HaveOccurred())
 	if o.Input.Scope.Run != "" {
 		// A window refused at preflight made nothing: the cleanup of the
 		// window that left the host unclean is what restores it.
 		DeferCleanup(restoreHost, o)
 	}
-	row, err := prov.Row(o, "refsup")
+	_, err = s.Record(o)
 	Expect(err).NotTo(HaveOccurred())
-	wr, err := reports.Open(filepath.Join(outDir, file+".jsonl"))
-	Expect(err).NotTo(HaveOccurred())
-	defer wr.Close()
-	Expect(wr.Append(row)).To(Succeed())
 	AddReportEntry(id, o.Verdict.Status+" "+o.Verdict.Reason)
 	return o
 }
@@ -126,7 +122,7 @@ func without(list []string, drop string) []string {
 // any (buggy) sweep.
 var keptLedgers = map[string][]byte{}
 
-func keepLedger(_ context.Context, sc drivers.Scope) error {
+func keepLedger(_ context.Context, sc model.Scope) error {
 	b, err := os.ReadFile(sc.Ledger)
 	if err == nil {
 		keptLedgers[sc.Run] = b
@@ -143,7 +139,7 @@ func keepLedger(_ context.Context, sc drivers.Scope) error {
 //   - a mount no ledger ever recorded (the unledgered-mount bug: O1's own
 //     evidence) is unmounted by the spec, since no sweep can know it;
 //   - a sysctl left flipped is set back to its preflight value.
-func restoreHost(ctx context.Context, o *windows.Outcome) {
+func restoreHost(ctx context.Context, o *runner.Outcome) {
 	for _, f := range strays {
 		Expect(f.thaw()).To(Succeed())
 	}
@@ -194,14 +190,14 @@ func correctSweep(ctx context.Context, run string) {
 
 // unledgered returns the host mounts under the run's state dir that were
 // there at the death but in no ledger, deepest first.
-func unledgered(o *windows.Outcome) []string {
+func unledgered(o *runner.Outcome) []string {
 	ledgered := map[string]bool{}
 	for _, m := range o.Input.LedgeredMounts {
 		ledgered[m] = true
 	}
 	var out []string
 	for _, m := range o.Input.AfterDeath.Mounts {
-		if !m.Foreign && !m.Decoy && snapshots.Under(m.MountPoint, o.Input.Scope.StateDir) && !ledgered[m.MountPoint] {
+		if !m.Foreign && !m.Decoy && model.Within(m.MountPoint, o.Input.Scope.StateDir) && !ledgered[m.MountPoint] {
 			if ok, _ := mountinfo.Mounted(m.MountPoint); ok {
 				out = append(out, m.MountPoint)
 			}
@@ -212,7 +208,7 @@ func unledgered(o *windows.Outcome) []string {
 }
 
 // landed reports whether the trace passed point before the armed kill fired.
-func landed(o *windows.Outcome, point string) bool {
+func landed(o *runner.Outcome, point string) bool {
 	passed := false
 	for _, tp := range o.Input.Trace {
 		if tp.Fired {
@@ -263,28 +259,28 @@ type mutant struct {
 }
 
 var table = []mutant{
-	{bug: "criu-by-name", window: "W4_80", status: criteria.StatusFail, fail: []string{criteria.P1},
+	{bug: "criu-by-name", window: "W4_80", status: model.StatusFail, fail: []string{model.P1},
 		evidence: "criu", next: "W4_150", nextEvidence: "criu",
 		landedAfter: "restore.criu_setup_namespaces", attempts: 5},
 	// The control: the correct sweep meets the same unkillable stray, reports
 	// it as a survivor and keeps the ledger (P4), so nothing is unowned.
-	{bug: "", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P1, criteria.P4, criteria.P6},
+	{bug: "", window: "W11", status: model.StatusFail, fail: []string{model.P1, model.P4, model.P6},
 		evidence: "sleep", stray: true},
-	{bug: "drop-ledger-survivor", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P1, criteria.P6},
+	{bug: "drop-ledger-survivor", window: "W11", status: model.StatusFail, fail: []string{model.P1, model.P6},
 		evidence: "sleep", stray: true, next: "W12", nextEvidence: "sleep"},
-	{bug: "leave-ledger", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P4, criteria.P6},
+	{bug: "leave-ledger", window: "W11", status: model.StatusFail, fail: []string{model.P4, model.P6},
 		evidence: "ledger"},
-	{bug: "substring-paths", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P5},
+	{bug: "substring-paths", window: "W11", status: model.StatusFail, fail: []string{model.P5},
 		evidence: "decoy"},
-	{bug: "unledgered-mount", window: "W11", status: criteria.StatusFail, fail: []string{criteria.O1, criteria.P2, criteria.P6},
+	{bug: "unledgered-mount", window: "W11", status: model.StatusFail, fail: []string{model.O1, model.P2, model.P6},
 		evidence: "stage"},
-	{bug: "leave-table", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P3},
+	{bug: "leave-table", window: "W11", status: model.StatusFail, fail: []string{model.P3},
 		evidence: "faultwin_"},
-	{bug: "leave-ip-forward", window: "W11", status: criteria.StatusFail, fail: []string{criteria.H1},
+	{bug: "leave-ip-forward", window: "W11", status: model.StatusFail, fail: []string{model.H1},
 		evidence: "ip_forward", forwardOff: true},
-	{bug: "non-idempotent-sweep", window: "W11", status: criteria.StatusFail, fail: []string{criteria.P6},
+	{bug: "non-idempotent-sweep", window: "W11", status: model.StatusFail, fail: []string{model.P6},
 		evidence: ""},
-	{bug: "dead-point", window: "W2", status: criteria.StatusInvalid, fail: []string{criteria.F1},
+	{bug: "dead-point", window: "W2", status: model.StatusInvalid, fail: []string{model.F1},
 		evidence: "restore.after_overlay"},
 }
 
@@ -307,7 +303,7 @@ var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
 				Expect(os.WriteFile(fwd, []byte("0\n"), 0o644)).To(Succeed())
 				DeferCleanup(os.WriteFile, fwd, orig, os.FileMode(0o644))
 			}
-			hook := func(ctx context.Context, sc drivers.Scope) error {
+			hook := func(ctx context.Context, sc model.Scope) error {
 				if !m.stray {
 					return nil
 				}
@@ -331,8 +327,8 @@ var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
 			Expect(strings.Join(first.Evidence, "\n") + first.Summary).To(ContainSubstring(m.evidence))
 			if m.next != "" {
 				n := runWindow(ctx, m.next, nil, strings.Join(labels, ""))
-				Expect(n.Verdict).To(matchers.HaveStatus(criteria.StatusInvalid))
-				pre, _ := n.Verdict.Result(criteria.PRE)
+				Expect(n.Verdict).To(matchers.HaveStatus(model.StatusInvalid))
+				pre, _ := n.Verdict.Result(model.PRE)
 				Expect(pre.Holds()).To(BeFalse(), "the next window's preflight must see the stray")
 				Expect(strings.Join(pre.Evidence, "\n")).To(ContainSubstring(m.nextEvidence))
 			}
@@ -346,8 +342,8 @@ var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
 				covered[id] = true
 			}
 		}
-		for _, id := range []string{criteria.P1, criteria.P2, criteria.P3, criteria.P4, criteria.P5,
-			criteria.P6, criteria.O1, criteria.F1, criteria.H1} {
+		for _, id := range []string{model.P1, model.P2, model.P3, model.P4, model.P5,
+			model.P6, model.O1, model.F1, model.H1} {
 			Expect(covered).To(HaveKey(id), "no mutant makes %s fail: a check that cannot fail", id)
 		}
 	})

@@ -11,9 +11,6 @@ import (
 	"github.com/onsi/gomega/gexec"
 )
 
-// DefaultStateRoot is refsup's state root unless FAULTWIN_STATE_ROOT says.
-const DefaultStateRoot = "/var/lib/faultwin/state"
-
 // RefsupBinary is the first function of a SynchronizedBeforeSuite: it
 // requires root and returns FAULTWIN_REFSUP, or refsup built for this suite.
 func RefsupBinary(what string) []byte {

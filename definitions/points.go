@@ -1,0 +1,7 @@
+package definitions
+
+// Delay bounds, in milliseconds after CRIU starts.
+const (
+	MinDelayMS = 1
+	MaxDelayMS = 10000
+)

@@ -1,0 +1,72 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// PID identifies a process across PID reuse: a pid alone can be recycled, the
+// pair (pid, start time in clock ticks since boot) cannot within one boot.
+type PID struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"start"`
+}
+
+// TracePoint is one line of a supervisor's fault trace: every point it passed,
+// in order, written durably before any kill.
+type TracePoint struct {
+	Point string    `json:"point"`
+	Time  time.Time `json:"t"`
+	PID   int       `json:"pid"`
+	Fired bool      `json:"fired,omitempty"` // this is where the armed kill landed
+	Note  string    `json:"note,omitempty"`  // e.g. "criu pid 123 killed first"
+}
+
+// Death is how the supervisor ended after the trigger.
+type Death struct {
+	Signaled bool   `json:"signaled"`
+	Signal   string `json:"signal,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Reaped   bool   `json:"reaped"`
+	// OpErr is the operation's own result when it completed without dying.
+	OpErr string `json:"op_err,omitempty"`
+	Note  string `json:"note,omitempty"`
+}
+
+// Killed is one process a sweep killed, with why it was judged owned.
+type Killed struct {
+	PID
+	Comm string `json:"comm"`
+	Why  string `json:"why"` // "argv tag", "env tag", "cwd under state dir", ...
+}
+
+// Refusal is a ledger entry the sweep would not act on.
+type Refusal struct {
+	Entry string `json:"entry"`
+	Why   string `json:"why"`
+}
+
+// SweepReport is what the supervisor's sweep says it did. Second-sweep
+// reports must be empty (P6).
+type SweepReport struct {
+	Run             string          `json:"run"`
+	Passes          int             `json:"passes"`
+	Killed          []Killed        `json:"killed"`
+	Unmounted       []string        `json:"unmounted"`
+	LinksDeleted    []string        `json:"links_deleted"`
+	TablesDeleted   []string        `json:"tables_deleted"`
+	FilesRemoved    []string        `json:"files_removed"`
+	SysctlsRestored []string        `json:"sysctls_restored"`
+	LedgerRemoved   bool            `json:"ledger_removed"`
+	Survivors       []Killed        `json:"survivors"`
+	Refused         []Refusal       `json:"refused"`
+	Errors          []string        `json:"errors"`
+	Raw             json.RawMessage `json:"raw,omitempty"` // the supervisor's own output
+}
+
+// Empty reports whether the sweep changed nothing.
+func (r SweepReport) Empty() bool {
+	return len(r.Killed) == 0 && len(r.Unmounted) == 0 && len(r.LinksDeleted) == 0 &&
+		len(r.TablesDeleted) == 0 && len(r.FilesRemoved) == 0 && len(r.SysctlsRestored) == 0 &&
+		!r.LedgerRemoved
+}

@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/moby/sys/mountinfo"
+	"github.com/prometheus/procfs"
+)
+
+func TestPlantAndRemove(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("decoys mount a tmpfs: run as root (CI does)")
+	}
+	root := t.TempDir()
+	p, err := Plant(root, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Remove() })
+	if p.Run != "r10" || p.Dir != filepath.Join(root, "r10") {
+		t.Fatalf("sibling not prefix-colliding: %+v", p.Decoys)
+	}
+	proc, err := procfs.NewProc(p.Processes[0].PID.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, _ := proc.CmdLine()
+	if !strings.Contains(strings.Join(argv, " "), "--tag faultwin:r10") {
+		t.Errorf("decoy argv lacks its tag: %q", argv)
+	}
+	if ok, _ := mountinfo.Mounted(p.Mounts[0]); !ok {
+		t.Errorf("decoy tmpfs %s not mounted", p.Mounts[0])
+	}
+	if !IsPlanted(p.Dir) {
+		t.Error("IsPlanted false on a planted dir")
+	}
+	pid := p.Processes[0].PID.PID
+	if err := p.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p.Dir); !os.IsNotExist(err) {
+		t.Errorf("decoy dir still there: %v", err)
+	}
+	if _, err := procfs.NewProc(pid); err == nil {
+		t.Errorf("decoy process %d still alive", pid)
+	}
+}
+
+func TestRemovePlantedRefusesForeignDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ledger.json"), []byte(`{"sessions":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemovePlanted(dir); err == nil {
+		t.Fatal("removed a dir the harness did not plant")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ledger.json")); err != nil {
+		t.Fatalf("a foreign ledger was touched: %v", err)
+	}
+}
