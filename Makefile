@@ -63,8 +63,13 @@ sweep: build
 	$(FAULTWIN) sweep --state-root $(STATE_ROOT) --refsup $(REFSUP)
 	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
 
+# The ginkgo CLI at the version go.mod pins; `make windows` and `make mutants`
+# need it, so they install it when `make deps` has not run.
+$(GINKGO):
+	GOBIN=$(BIN) $(GO) install github.com/onsi/ginkgo/v2/ginkgo
+
 ## windows: every registered window (or LABELS=...) through ginkgo, one row each into RESULTS
-windows: build hostcheck
+windows: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
 	FAULTWIN_RESULTS=$(abspath $(RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
@@ -101,7 +106,7 @@ soak: build hostcheck
 
 ## mutants: every criterion shown to fail on a refsup with the bug it guards against
 MUTANT_RESULTS ?= $(OUT)/mutants
-mutants: build hostcheck
+mutants: build hostcheck $(GINKGO)
 	@mkdir -p $(MUTANT_RESULTS)
 	FAULTWIN_MUTANT_RESULTS=$(abspath $(MUTANT_RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter=mutant \

@@ -279,8 +279,8 @@ func TestP6(t *testing.T) {
 	})
 }
 
-// O1 must never count the harness's own decoys (the source record's dev run
-// failed O1 on all 8 windows that way), and must still catch a real
+// O1 must never count the harness's own decoys (a harness that did failed
+// O1 on all 8 windows), and must still catch a real
 // unledgered mount.
 func TestO1Decoys(t *testing.T) {
 	g := NewWithT(t)

@@ -43,7 +43,7 @@ func rowsOf(commit string, start time.Time, load float64, ins ...criteria.Input)
 	return out
 }
 
-// run1 and run3 echo the source record: W4_30's restorer survived in run 1
+// run1 and run3: W4_30's restorer survived in run 1
 // and passed after the fix; W5 failed H1 in run 1.
 func run1(t *testing.T) render.File {
 	pass := replaytest.Input(replaytest.W4Pass)

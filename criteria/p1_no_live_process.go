@@ -8,7 +8,7 @@ import (
 )
 
 // p1 holds when, after both sweeps, no live process of the run is left and
-// no criu process at all. The source record's first real failure (W4_30) was
+// no criu process at all. The first real failure this guards against (W4_30) was
 // CRIU's forked restorer: named criu, not a child of the supervisor, no tag
 // in argv, cwd under the checkpoint dir, holding a half-made veth. A leftover
 // like that poisons every later restore, so any criu is a failure here.

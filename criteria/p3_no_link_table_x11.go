@@ -13,7 +13,7 @@ import (
 // the run's nft table (in any family) nor a CRIU-* table exists, and no X11
 // socket, lock or symlink of the run's displays or pointing into its state
 // dir is left. Links and tables are host-global: a left veth made every
-// later restore fail with "File exists" in the source record's run 2.
+// later restore fail with "File exists".
 func p3(c *ctx) Result {
 	j := &judge{id: model.P3}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)

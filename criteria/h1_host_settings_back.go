@@ -7,8 +7,8 @@ import (
 
 // h1 holds when every host-global setting the supervisor may touch (the
 // watched sysctls, ip_forward first) reads after both sweeps what it read at
-// preflight. The source record's design notes a killed test run that left
-// ip_forward=1 behind, among other things, and poisoned the next run.
+// preflight. A killed test run that leaves ip_forward=1 behind poisons the
+// next run's measurements.
 func h1(c *ctx) Result {
 	j := &judge{id: model.H1}
 	j.gap(snapshotGaps(named{labelPreflight, c.in.Preflight}, named{labelAfterSweep2, c.in.AfterSweep2})...)

@@ -10,7 +10,7 @@ import (
 // under the run's state dir (host or foreign, once per mount point) is in the
 // run's ledger. The ledger is written before each resource is made; a mount
 // missing from it is one the sweep cannot know to remove. Decoy mounts are
-// never counted: the source record's development run judged its own decoy
+// never counted: a harness that judged its own decoy
 // unledgered and failed O1 on all 8 windows while P1..P6 held, a harness
 // defect. Matching is by path components, so a sibling run's mounts
 // (r10 beside r1) are not the run's.

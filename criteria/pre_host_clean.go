@@ -10,7 +10,7 @@ import (
 
 // Leftovers lists everything in s that belongs to any faultwin run, or that
 // stops s from proving the host clean. A window must never start on a host
-// holding such things: in the source record, one criu restorer left by run 1
+// holding such things: one criu restorer left by an earlier run
 // made all 22 windows of run 2 fail with "File exists", measurements of the
 // leftover rather than of the supervisor. An empty result means clean.
 //
