@@ -159,6 +159,12 @@ func TestP3(t *testing.T) {
 		{name: "CRIU lock table", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
 			s.Tables = append(s.Tables, snapshots.Table{Family: "inet", Name: "CRIU-4201"})
 		}, line: "table inet CRIU-4201"},
+		{name: "cgroup of the run", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
+			s.Cgroups = append(s.Cgroups, "/sys/fs/cgroup/pids/faultwin", "/sys/fs/cgroup/pids/faultwin/r1", "/sys/fs/cgroup/pids/faultwin/r10")
+		}, line: "cgroup /sys/fs/cgroup/pids/faultwin/r1 of the run"},
+		{name: "another run's cgroup and the shared parent", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
+			s.Cgroups = append(s.Cgroups, "/sys/fs/cgroup/pids/faultwin", "/sys/fs/cgroup/pids/faultwin/r10/s1")
+		}, hold: true},
 		{name: "another run's table", edit: func(_ *criteria.Input, s *snapshots.Snapshot) {
 			s.Tables = append(s.Tables, snapshots.Table{Family: "ip", Name: "faultwin_r10"})
 		}, hold: true},
@@ -451,9 +457,9 @@ func TestLeftovers(t *testing.T) {
 	g.Expect(criteria.Leftovers(s, roots)).To(Equal([]string{
 		"incomplete: cgroups: read /sys/fs/cgroup: permission denied",
 		"pid 903 (start 4) sh unreadable (cwd: permission denied): cannot rule out",
-		`pid 901 (start 2) sleep argv="sleep --tag faultwin:r7" cwd=/: argv tag faultwin:r7`,
-		`pid 902 (start 3) Xvfb argv="Xvfb :91" cwd=/: env tag r7`,
-		`pid 905 (start 6) criu argv="criu swrk 3" cwd=/: comm criu`,
+		`pid 901 (start 2) sleep argv="sleep --tag faultwin:r7" cwd=/: argv tag faultwin:r7 [live]`,
+		`pid 902 (start 3) Xvfb argv="Xvfb :91" cwd=/: env tag r7 [live]`,
+		`pid 905 (start 6) criu argv="criu swrk 3" cwd=/: comm criu [live]`,
 		"mount /var/lib/faultwin/r7/sessions/s1/root (overlay): under state root",
 		"mount /tmp/.criu.mntns.a1 (tmpfs): criu tmp dir",
 		"link dvh3 (veth)",
@@ -466,4 +472,72 @@ func TestLeftovers(t *testing.T) {
 
 	g.Expect(criteria.Leftovers(snapshots.Snapshot{}, snapshots.Roots{})).To(ConsistOf(
 		`roots: unusable state root ""`, `roots: unusable tmp dir ""`, "roots: no link prefix", "roots: no table prefix"))
+}
+
+// TestLeftoversOwnershipModel: what a dead run leaves without a tag of its
+// own is still a leftover, named with its state; each case here was missed
+// by a preflight that matched tags, criu and cwd only.
+func TestLeftoversOwnershipModel(t *testing.T) {
+	roots := snapshots.DefaultRoots("/var/lib/faultwin")
+	pre := func(ps []snapshots.Process, ms []snapshots.Mount, cgs []string) []string {
+		return criteria.Leftovers(snapshots.Snapshot{Label: "preflight", TakenAt: time.Unix(1, 0),
+			Processes: ps, Mounts: ms, Cgroups: cgs}, roots)
+	}
+	// A session's init (env tag) in its own pid and mount namespaces.
+	init := live(2000, 10, "session-init", "session-init")
+	init.RunEnv, init.NSpid = "r7", []int{2000, 1}
+	init.NS = map[string]uint64{"pid": 4001, "mnt": 5001}
+
+	t.Run("untagged member of a run's pid namespace", func(t *testing.T) {
+		child := live(2001, 11, "payload", "payload")
+		child.NSpid = []int{2001, 7}
+		child.NS = map[string]uint64{"pid": 4001, "mnt": 5001}
+		NewWithT(t).Expect(pre([]snapshots.Process{init, child}, nil, nil)).To(ContainElement(
+			`pid 2001 (start 11) payload argv="payload" cwd=/: pid ns of pid 2000 [live]`))
+	})
+	t.Run("host process in a session's mount namespace only", func(t *testing.T) {
+		entered := live(2100, 12, "sh", "sh")
+		entered.NSpid = []int{2100}
+		entered.NS = map[string]uint64{"pid": 4000, "mnt": 5001}
+		NewWithT(t).Expect(pre([]snapshots.Process{init, entered}, nil, nil)).To(ContainElement(
+			`pid 2100 (start 12) sh argv="sh" cwd=/: mount ns of pid 2000 [live]`))
+	})
+	t.Run("mount namespace holding a mount under the state root", func(t *testing.T) {
+		entered := live(2100, 12, "sh", "sh")
+		entered.NSpid = []int{2100}
+		entered.NS = map[string]uint64{"pid": 4000, "mnt": 5009}
+		m := snapshots.Mount{MountPoint: "/var/lib/faultwin/r7/s1/root", FSType: "overlay", NS: 5009, Foreign: true, SeenVia: 2100}
+		NewWithT(t).Expect(pre([]snapshots.Process{entered}, []snapshots.Mount{m}, nil)).To(ContainElement(
+			`pid 2100 (start 12) sh argv="sh" cwd=/: mount ns holds /var/lib/faultwin/r7/s1/root [live]`))
+	})
+	t.Run("tagged zombie, with its parent", func(t *testing.T) {
+		parent := live(2200, 13, "refsup", "refsup", "serve", "--tag", "faultwin:r7")
+		z := snapshots.Process{PID: 2201, StartTime: 14, PPID: 2200, State: "Z", Comm: "criu"}
+		NewWithT(t).Expect(pre([]snapshots.Process{parent, z}, nil, nil)).To(ContainElement(
+			`pid 2201 (start 14) criu state=Z: comm criu [zombie, parent pid 2200 refsup]`))
+		orphan := snapshots.Process{PID: 2202, StartTime: 15, PPID: 2200, State: "Z", Comm: "sleep"}
+		NewWithT(t).Expect(pre([]snapshots.Process{parent, orphan}, nil, nil)).To(ContainElement(
+			`pid 2202 (start 15) sleep state=Z: zombie of pid 2200 [zombie, parent pid 2200 refsup]`))
+	})
+	t.Run("stopped process of a run", func(t *testing.T) {
+		p := live(2300, 16, "sleep", "sleep", "--tag", "faultwin:r7")
+		p.State = "T"
+		NewWithT(t).Expect(pre([]snapshots.Process{p}, nil, nil)).To(ContainElement(HaveSuffix("[stopped]")))
+	})
+	t.Run("leaked cgroup and a process in it", func(t *testing.T) {
+		p := live(2400, 17, "sleep", "sleep")
+		p.Cgroups = []string{"/faultwin/r7/s1"}
+		NewWithT(t).Expect(pre([]snapshots.Process{p}, nil,
+			[]string{"/sys/fs/cgroup/pids/faultwin", "/sys/fs/cgroup/pids/faultwin/r7", "/sys/fs/cgroup/pids/faultwin/r7/s1"})).To(Equal([]string{
+			`pid 2400 (start 17) sleep argv="sleep" cwd=/: in cgroup /faultwin/r7/s1 [live]`,
+			"cgroup /sys/fs/cgroup/pids/faultwin/r7: of run r7",
+			"cgroup /sys/fs/cgroup/pids/faultwin/r7/s1: of run r7",
+		}))
+	})
+	t.Run("an unrelated process stays out", func(t *testing.T) {
+		other := live(2500, 18, "sh", "sh")
+		other.NSpid = []int{2500}
+		other.NS = map[string]uint64{"pid": 4000, "mnt": 5000}
+		NewWithT(t).Expect(pre([]snapshots.Process{init, other}, nil, []string{"/sys/fs/cgroup/pids/faultwin"})).To(HaveLen(1))
+	})
 }

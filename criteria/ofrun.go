@@ -1,6 +1,7 @@
 package criteria
 
 import (
+	"slices"
 	"strconv"
 
 	"faultwin/model"
@@ -22,6 +23,9 @@ const (
 	whyFile     = "open file under state dir"
 	whyPidNS    = "pid ns of pid "
 	whyCRIUComm = "comm criu"
+	whyMntNS    = "mount ns of pid "
+	whyZombieOf = "zombie of pid "
+	whyCgroup   = "in cgroup "
 )
 
 // OfRun returns the processes of s that belong to the run described by sc,
@@ -31,47 +35,102 @@ const (
 //   - the environment tag (RunEnv == sc.Run), which CRIU's forked tasks
 //     inherit although their argv names nothing;
 //   - cwd, root or an open file under sc.StateDir by path components;
-//   - living in a pid namespace whose init is of the run (a session's
-//     children carry no tag of their own).
+//   - a cgroup of the run (".../faultwin/<run>/...");
+//   - and then, through owners: membership of an owned pid namespace or
+//     mount namespace, and zombies of owned parents.
 //
 // Decoys, by (pid, start) in d or by their Decoy flag, are never of the run:
 // counting the harness's own decoys is the classic harness defect.
 func OfRun(s snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) []Owned {
 	decoy := decoyPIDs(d)
-	why := make([][]string, len(s.Processes))
-	for i, p := range s.Processes {
+	return owners(s, func(p snapshots.Process) []string {
 		if isDecoyProcess(p, decoy) {
-			continue
+			return nil
 		}
-		why[i] = directReasons(p, sc)
-	}
-	// A pid namespace is the run's when its init is; init is the member whose
-	// innermost pid is 1 (a host-namespace process has a single NSpid entry).
-	inits := map[uint64]int{}
+		return directReasons(p, sc)
+	}, func(m snapshots.Mount) bool { return !m.Decoy && under(m.MountPoint, sc.StateDir) },
+		func(p snapshots.Process) bool { return isDecoyProcess(p, decoy) })
+}
+
+// owners is the one ownership closure the criteria, the preflight and
+// hostcheck share. direct gives a process's own reasons; then, until
+// nothing changes, a process is owned too when it
+//   - lives in a pid namespace whose init (innermost pid 1) is owned;
+//   - lives in a mount namespace other than the host's that an owned
+//     process of another pid namespace lives in, or that holds a mount
+//     ownedMount accepts (a host process that entered a session's mount
+//     namespace carries no tag of its own);
+//   - is a zombie whose parent is owned (a zombie has no argv, environment
+//     or files left to match).
+//
+// skip excludes processes (decoys) from every rule.
+func owners(s snapshots.Snapshot, direct func(snapshots.Process) []string,
+	ownedMount func(snapshots.Mount) bool, skip func(snapshots.Process) bool) []Owned {
+	why := make([][]string, len(s.Processes))
+	byPID := map[int]int{}
 	for i, p := range s.Processes {
-		ns, ok := p.NS["pid"]
-		if ok && ns != 0 && len(why[i]) > 0 && len(p.NSpid) > 1 && p.NSpid[len(p.NSpid)-1] == 1 {
-			if _, seen := inits[ns]; !seen {
-				inits[ns] = p.PID
+		byPID[p.PID] = i
+		why[i] = direct(p)
+	}
+	mntns := map[uint64]string{}
+	for _, m := range s.Mounts {
+		if m.Foreign && m.NS != 0 && ownedMount(m) {
+			if _, seen := mntns[m.NS]; !seen {
+				mntns[m.NS] = "mount ns holds " + cleanPath(m.MountPoint)
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		inits := map[uint64]int{}
+		for i, p := range s.Processes {
+			ns := p.NS["pid"]
+			if ns != 0 && len(why[i]) > 0 && isNSInit(p) {
+				if _, seen := inits[ns]; !seen {
+					inits[ns] = p.PID
+				}
+			}
+			if mnt := p.NS["mnt"]; mnt != 0 && len(why[i]) > 0 && len(p.NSpid) > 1 {
+				if _, seen := mntns[mnt]; !seen {
+					mntns[mnt] = whyMntNS + strconv.Itoa(p.PID)
+					changed = true
+				}
+			}
+		}
+		for i, p := range s.Processes {
+			if skip(p) {
+				continue
+			}
+			add := func(reason string) {
+				if !slices.Contains(why[i], reason) {
+					why[i] = append(why[i], reason)
+					changed = true
+				}
+			}
+			if init, ok := inits[p.NS["pid"]]; ok && init != p.PID {
+				add(whyPidNS + strconv.Itoa(init))
+			}
+			if r, ok := mntns[p.NS["mnt"]]; ok && p.NS["mnt"] != 0 && len(why[i]) == 0 {
+				add(r)
+			}
+			if j, ok := byPID[p.PPID]; ok && p.Zombie() && len(why[i]) == 0 && len(why[j]) > 0 {
+				add(whyZombieOf + strconv.Itoa(p.PPID))
 			}
 		}
 	}
 	var out []Owned
 	for i, p := range s.Processes {
-		if isDecoyProcess(p, decoy) {
-			continue
-		}
-		w := why[i]
-		if ns, ok := p.NS["pid"]; ok && ns != 0 {
-			if init, ok := inits[ns]; ok && init != p.PID {
-				w = append(w, whyPidNS+strconv.Itoa(init))
-			}
-		}
-		if len(w) > 0 {
-			out = append(out, Owned{Process: p, Why: w})
+		if len(why[i]) > 0 && !skip(p) {
+			out = append(out, Owned{Process: p, Why: why[i]})
 		}
 	}
 	return out
+}
+
+// isNSInit reports whether p is the init of a pid namespace other than the
+// host's: its innermost pid is 1.
+func isNSInit(p snapshots.Process) bool {
+	return len(p.NSpid) > 1 && p.NSpid[len(p.NSpid)-1] == 1
 }
 
 func directReasons(p snapshots.Process, sc model.Scope) []string {
@@ -91,6 +150,12 @@ func directReasons(p snapshots.Process, sc model.Scope) []string {
 	for _, f := range p.Files {
 		if under(f, sc.StateDir) {
 			w = append(w, whyFile)
+			break
+		}
+	}
+	for _, cg := range p.Cgroups {
+		if run, ok := snapshots.RunOfCgroup(cg); ok && run == sc.Run {
+			w = append(w, whyCgroup+cg)
 			break
 		}
 	}

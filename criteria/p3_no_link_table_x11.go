@@ -10,7 +10,8 @@ import (
 )
 
 // p3 holds when, after both sweeps, no link carries the link prefix, neither
-// the run's nft table (in any family) nor a CRIU-* table exists, and no X11
+// the run's nft table (in any family) nor a CRIU-* table nor a cgroup of the
+// run (<hierarchy>/faultwin/<run>/...) exists, and no X11
 // socket, lock or symlink of the run's displays or pointing into its state
 // dir is left. Links and tables are host-global: a left veth made every
 // later restore fail with "File exists".
@@ -26,13 +27,19 @@ func p3(c *ctx) Result {
 	}
 	found, gaps := collect(c.afterSweeps(), c.runNet)
 	j.gap(gaps...)
+	cgroups := false
 	for _, f := range found {
 		j.fail(f.lineIn())
+		cgroups = cgroups || strings.HasPrefix(f.key, "cgroup ")
+	}
+	// The wording names cgroups only when one is left, so rows judged
+	// before cgroups were judged read back the same.
+	one, many := "link, table or X11 file", "links, tables or X11 files"
+	if cgroups {
+		one, many = "link, table, cgroup or X11 file", "links, tables, cgroups or X11 files"
 	}
 	return j.result("no link, nft table or X11 file of the run after the sweeps",
-		func(n int) string {
-			return plural(n, "link, table or X11 file", "links, tables or X11 files") + " left after the sweeps"
-		})
+		func(n int) string { return plural(n, one, many) + " left after the sweeps" })
 }
 
 // runNet finds the run's links, nft tables and X11 files in s.
@@ -48,6 +55,11 @@ func (c *ctx) runNet(s snapshots.Snapshot) ([]finding, []string) {
 	for _, t := range s.Tables {
 		if (c.sc.Table != "" && t.Name == c.sc.Table) || strings.HasPrefix(t.Name, model.CRIUTablePrefix) {
 			found = append(found, finding{key: tableLine(t), line: tableLine(t)})
+		}
+	}
+	for _, cg := range s.Cgroups {
+		if run, ok := snapshots.RunOfCgroup(cg); ok && run == c.sc.Run {
+			found = append(found, finding{key: "cgroup " + cleanPath(cg), line: "cgroup " + cg + " of the run"})
 		}
 	}
 	for _, f := range s.X11 {

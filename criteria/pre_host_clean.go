@@ -14,8 +14,12 @@ import (
 // made all 22 windows of run 2 fail with "File exists", measurements of the
 // leftover rather than of the supervisor. An empty result means clean.
 //
-// Looked for: a process whose argv has a --tag value starting "faultwin:"
-// or whose environment carries a run id, any criu process, any mount under
+// Looked for: a process owned by any run under the rules of OfRun (an argv
+// tag starting "faultwin:", a run id in its environment, a faultwin cgroup,
+// cwd, root or an open file under the state root, membership of an owned
+// pid or mount namespace, a zombie of an owned parent), each named with its
+// state (live, stopped, frozen or in D, zombie with its parent, exiting);
+// any criu process, any cgroup of a run, any mount under
 // the state root or in /tmp/.criu.*, any link with the link prefix, any nft
 // table with the table prefix or named CRIU-*, any X11 file in or pointing
 // into the state root, any ledger file and any CRIU tmp entry. Unreadable
@@ -41,27 +45,18 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 	if r.TablePrefix == "" {
 		gaps = append(gaps, "roots: no table prefix")
 	}
+	owned := owners(s, func(p snapshots.Process) []string { return anyRunReasons(p, r) },
+		func(m snapshots.Mount) bool {
+			return beneath(m.MountPoint, r.StateRoot) || inCRIUTmp(m.MountPoint, r.TmpDir)
+		},
+		func(snapshots.Process) bool { return false })
+	isOwned := map[model.PID]bool{}
+	for _, o := range owned {
+		isOwned[o.Process.ID()] = true
+		bad = append(bad, procLine(o.Process)+": "+strings.Join(o.Why, ", ")+" ["+processState(o.Process, s)+"]")
+	}
 	for _, p := range s.Processes {
-		var why []string
-		for _, v := range tagValues(p.Argv) {
-			if strings.HasPrefix(v, model.TagPrefix) {
-				why = append(why, "argv tag "+v)
-				break
-			}
-		}
-		if p.RunEnv != "" {
-			why = append(why, "env tag "+p.RunEnv)
-		}
-		if p.Comm == model.CRIUComm {
-			why = append(why, whyCRIUComm)
-		}
-		if under(p.Cwd, r.StateRoot) {
-			why = append(why, "cwd under state root")
-		}
-		switch {
-		case len(why) > 0:
-			bad = append(bad, procLine(p)+": "+strings.Join(why, ", "))
-		case p.Unreadable != "" && !p.Zombie():
+		if !isOwned[p.ID()] && p.Unreadable != "" && !p.Zombie() {
 			gaps = append(gaps, procLine(p)+" unreadable ("+p.Unreadable+"): cannot rule out")
 		}
 	}
@@ -96,6 +91,11 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 			bad = append(bad, fileLine("x11", f)+": into state root")
 		}
 	}
+	for _, cg := range s.Cgroups {
+		if run, ok := snapshots.RunOfCgroup(cg); ok {
+			bad = append(bad, "cgroup "+cg+": of run "+run)
+		}
+	}
 	for _, f := range s.Ledgers {
 		bad = append(bad, fileLine("ledger", f))
 	}
@@ -116,4 +116,64 @@ func pre(c *ctx) Result {
 	j.fail(bad...)
 	return j.result("host clean at preflight",
 		func(n int) string { return plural(n, "leftover", "leftovers") + " of a faultwin run at preflight" })
+}
+
+// anyRunReasons is OfRun's direct reasons for a process of any run.
+func anyRunReasons(p snapshots.Process, r snapshots.Roots) []string {
+	var why []string
+	for _, v := range tagValues(p.Argv) {
+		if strings.HasPrefix(v, model.TagPrefix) {
+			why = append(why, "argv tag "+v)
+			break
+		}
+	}
+	if p.RunEnv != "" {
+		why = append(why, "env tag "+p.RunEnv)
+	}
+	if p.Comm == model.CRIUComm {
+		why = append(why, whyCRIUComm)
+	}
+	if under(p.Cwd, r.StateRoot) {
+		why = append(why, "cwd under state root")
+	}
+	if under(p.Root, r.StateRoot) {
+		why = append(why, "root under state root")
+	}
+	for _, f := range p.Files {
+		if under(f, r.StateRoot) {
+			why = append(why, "open file under state root")
+			break
+		}
+	}
+	for _, cg := range p.Cgroups {
+		if snapshots.InRunCgroup(cg) {
+			why = append(why, whyCgroup+cg)
+			break
+		}
+	}
+	return why
+}
+
+// processState names what a leftover process is doing, so a reader can
+// tell a live survivor from one that is already dead.
+func processState(p snapshots.Process, s snapshots.Snapshot) string {
+	switch {
+	case p.Exiting:
+		return "exiting"
+	case p.State == "Z" || p.State == "X":
+		parent := "pid " + strconv.Itoa(p.PPID)
+		for _, q := range s.Processes {
+			if q.PID == p.PPID {
+				parent += " " + q.Comm
+			}
+		}
+		return "zombie, parent " + parent
+	case p.State == "T" || p.State == "t":
+		return "stopped"
+	case p.State == "D":
+		return "frozen or in uninterruptible sleep"
+	case p.State == "":
+		return "state unknown"
+	}
+	return "live"
 }

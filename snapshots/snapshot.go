@@ -24,6 +24,10 @@ type Process struct {
 	Files      []string          `json:"files,omitempty"` // open file paths inside the snapshot's roots
 	NS         map[string]uint64 `json:"ns,omitempty"`    // "pid", "mnt", "net" -> namespace inode
 	NSpid      []int             `json:"nspid,omitempty"` // pids from the host's pidns inward
+	// Cgroups are the process's cgroup paths that lie in a faultwin cgroup
+	// ("/faultwin/<run>/<session>"), one per hierarchy, as /proc/<pid>/cgroup
+	// names them.
+	Cgroups []string `json:"cgroups,omitempty"`
 	Decoy      bool              `json:"decoy,omitempty"` // started by the harness as a decoy
 	Unreadable string            `json:"unreadable,omitempty"`
 	// Exiting is set for a task the kernel is tearing down (PF_EXITING): it

@@ -44,6 +44,7 @@ type selfNS struct {
 type candidate struct {
 	p       snapshots.Process
 	pidns   uint64
+	mntns   uint64
 	zombie  bool
 	include bool
 	nspid   bool // NSpid already read
@@ -148,6 +149,8 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 		note("root", err)
 		c.p.Files, err = ps.files(pr.PID)
 		note("fd", err)
+		c.p.Cgroups = runCgroups(pr)
+		c.mntns, _ = readNS(ps.root, strconv.Itoa(pr.PID), "mnt")
 	}
 	c.pidns, err = readNS(ps.root, strconv.Itoa(pr.PID), "pid")
 	note("ns/pid", err)
@@ -176,6 +179,24 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 		}
 	}
 	return c
+}
+
+// runCgroups returns the cgroup paths of pr that lie below a "faultwin"
+// component (where supervisors put their runs' sessions), sorted.
+// Equivalent to: grep /faultwin/ /proc/<pid>/cgroup.
+func runCgroups(pr procfs.Proc) []string {
+	cgs, err := pr.Cgroups()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, cg := range cgs {
+		if snapshots.InRunCgroup(cg.Path) && !slices.Contains(out, cg.Path) {
+			out = append(out, cg.Path)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // files returns the open file paths of pid that lie in scope.
@@ -223,13 +244,25 @@ func (ps *procScan) decide(cands []*candidate) {
 			}
 		}
 	}
+	// A mount namespace other than the harness's own is a run's when a
+	// process in scope lives in it: a host process that entered a
+	// session's mount namespace carries no tag of its own.
+	mntns := map[uint64]bool{}
 	for changed := true; changed; {
 		changed = false
+		for _, c := range cands {
+			if c.include && c.mntns != 0 && c.mntns != ps.self.mnt && !mntns[c.mntns] {
+				mntns[c.mntns], changed = true, true
+			}
+		}
 		for _, c := range cands {
 			if c.include {
 				continue
 			}
 			if init := inits[c.pidns]; ps.foreign(c) && init != nil && init.include {
+				c.include, changed = true, true
+			}
+			if c.mntns != 0 && mntns[c.mntns] {
 				c.include, changed = true, true
 			}
 			if parent := byPID[c.p.PPID]; c.zombie && parent != nil && parent.include {
@@ -240,10 +273,10 @@ func (ps *procScan) decide(cands []*candidate) {
 }
 
 // direct reports whether p is in scope by its own facts: a run tag in argv,
-// the run variable in its environment, CRIU's name, or a cwd, root or open
-// file in scope.
+// the run variable in its environment, CRIU's name, a faultwin cgroup, or a
+// cwd, root or open file in scope.
 func (ps *procScan) direct(p snapshots.Process) bool {
-	if p.Comm == "criu" || p.RunEnv != "" || len(p.Files) > 0 {
+	if p.Comm == model.CRIUComm || p.RunEnv != "" || len(p.Files) > 0 || len(p.Cgroups) > 0 {
 		return true
 	}
 	if ps.roots.InScope(p.Cwd) || ps.roots.InScope(p.Root) {

@@ -47,7 +47,8 @@ func captureCgroups(root string, inc *incomplete) []string {
 	}
 	keep := func(path string, t os.FileMode) {
 		name := filepath.Base(path)
-		if t.IsDir() && slices.ContainsFunc(cgroupPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		named := slices.ContainsFunc(cgroupPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+		if t.IsDir() && (named || snapshots.InRunCgroup(strings.TrimPrefix(path, root))) {
 			out = append(out, path)
 		}
 	}
