@@ -12,24 +12,24 @@ import (
 
 // Process is one host process that could belong to a faultwin run.
 type Process struct {
-	PID        int               `json:"pid"`
-	StartTime  uint64            `json:"start"` // field 22 of /proc/<pid>/stat
-	PPID       int               `json:"ppid"`
-	State      string            `json:"state"` // "R", "S", "D", "Z", ...
-	Comm       string            `json:"comm"`
-	Argv       []string          `json:"argv,omitempty"`
-	RunEnv     string            `json:"run_env,omitempty"` // value of FAULTWIN_RUN in its environment
-	Cwd        string            `json:"cwd,omitempty"`
-	Root       string            `json:"root,omitempty"`
-	Files      []string          `json:"files,omitempty"` // open file paths inside the snapshot's roots
-	NS         map[string]uint64 `json:"ns,omitempty"`    // "pid", "mnt", "net" -> namespace inode
-	NSpid      []int             `json:"nspid,omitempty"` // pids from the host's pidns inward
+	PID       int               `json:"pid"`
+	StartTime uint64            `json:"start"` // field 22 of /proc/<pid>/stat
+	PPID      int               `json:"ppid"`
+	State     string            `json:"state"` // "R", "S", "D", "Z", ...
+	Comm      string            `json:"comm"`
+	Argv      []string          `json:"argv,omitempty"`
+	RunEnv    string            `json:"run_env,omitempty"` // value of FAULTWIN_RUN in its environment
+	Cwd       string            `json:"cwd,omitempty"`
+	Root      string            `json:"root,omitempty"`
+	Files     []string          `json:"files,omitempty"` // open file paths inside the snapshot's roots
+	NS        map[string]uint64 `json:"ns,omitempty"`    // "pid", "mnt", "net" -> namespace inode
+	NSpid     []int             `json:"nspid,omitempty"` // pids from the host's pidns inward
 	// Cgroups are the process's cgroup paths that lie in a faultwin cgroup
 	// ("/faultwin/<run>/<session>"), one per hierarchy, as /proc/<pid>/cgroup
 	// names them.
-	Cgroups []string `json:"cgroups,omitempty"`
-	Decoy      bool              `json:"decoy,omitempty"` // started by the harness as a decoy
-	Unreadable string            `json:"unreadable,omitempty"`
+	Cgroups    []string `json:"cgroups,omitempty"`
+	Decoy      bool     `json:"decoy,omitempty"` // started by the harness as a decoy
+	Unreadable string   `json:"unreadable,omitempty"`
 	// Exiting is set for a task the kernel is tearing down (PF_EXITING): it
 	// took its SIGKILL but waits, e.g. as a pid namespace's init for the
 	// namespace's other tasks; its memory and namespaces are already gone.
