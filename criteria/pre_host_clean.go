@@ -118,6 +118,33 @@ func pre(c *ctx) Result {
 		func(n int) string { return plural(n, "leftover", "leftovers") + " of a faultwin run at preflight" })
 }
 
+// LeftoverProcesses returns the processes of s owned by any faultwin run,
+// under the same rules as OfRun with "any run" for "the run".
+func LeftoverProcesses(s snapshots.Snapshot, r snapshots.Roots) []Owned {
+	return owners(s, func(p snapshots.Process) []string { return anyRunReasons(p, r) },
+		func(m snapshots.Mount) bool { return beneath(m.MountPoint, r.StateRoot) || inCRIUTmp(m.MountPoint, r.TmpDir) },
+		func(snapshots.Process) bool { return false })
+}
+
+// RunOf names the run a process belongs to by its own marks (argv tag,
+// environment, cgroup), or "" when it carries none.
+func RunOf(p snapshots.Process) string {
+	for _, v := range tagValues(p.Argv) {
+		if run, ok := strings.CutPrefix(v, model.TagPrefix); ok && run != "" {
+			return run
+		}
+	}
+	if p.RunEnv != "" {
+		return p.RunEnv
+	}
+	for _, cg := range p.Cgroups {
+		if run, ok := snapshots.RunOfCgroup(cg); ok {
+			return run
+		}
+	}
+	return ""
+}
+
 // anyRunReasons is OfRun's direct reasons for a process of any run.
 func anyRunReasons(p snapshots.Process, r snapshots.Roots) []string {
 	var why []string

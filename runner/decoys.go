@@ -17,8 +17,8 @@ import (
 
 	"faultwin/model"
 	"faultwin/snapshots"
+	"faultwin/snapshots/host"
 
-	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,7 +96,7 @@ func Plant(stateRoot, run string) (*Planted, error) {
 		return nil, errors.Join(fmt.Errorf("starting decoy process: %w", err), p.Remove())
 	}
 	p.proc, p.stdin = cmd, stdin
-	start, err := startTime(cmd.Process.Pid)
+	start, err := host.StartTime(cmd.Process.Pid)
 	if err != nil {
 		return nil, errors.Join(err, p.Remove())
 	}
@@ -104,18 +104,6 @@ func Plant(stateRoot, run string) (*Planted, error) {
 		PID: model.PID{PID: cmd.Process.Pid, StartTime: start}, Tag: tag, Cwd: dir,
 	})
 	return p, nil
-}
-
-func startTime(pid int) (uint64, error) {
-	proc, err := procfs.NewProc(pid)
-	if err != nil {
-		return 0, err
-	}
-	st, err := proc.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("reading decoy start time: %w", err)
-	}
-	return st.Starttime, nil
 }
 
 // Remove takes down what Plant made, and only that: the process is this

@@ -19,7 +19,8 @@ import (
 
 // runSweep cleans a host after an interrupted run: it calls each dead run's
 // own supervisor sweep (the harness never cleans up on a supervisor's
-// behalf), then removes only the decoys the harness itself planted.
+// behalf), then removes only the decoys the harness itself planted, then
+// what runs whose state directory is gone left behind (sweepOrphans).
 func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -30,8 +31,8 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	entries, err := os.ReadDir(*root)
 	if errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stdout, "sweep: %s does not exist; nothing to sweep\n", *root)
-		return nil
+		fmt.Fprintf(stdout, "sweep: %s does not exist; no run to sweep\n", *root)
+		return sweepOrphans(ctx, stdout, *root)
 	}
 	if err != nil {
 		return err
@@ -70,5 +71,6 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	if len(runs)+len(planted) == 0 {
 		fmt.Fprintf(stdout, "sweep: no run under %s\n", *root)
 	}
+	errs = append(errs, sweepOrphans(ctx, stdout, *root))
 	return errors.Join(errs...)
 }

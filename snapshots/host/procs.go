@@ -409,3 +409,17 @@ func (r reasons) String() string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// StartTime returns pid's start time (field 22 of /proc/<pid>/stat), the
+// second half of its reuse-proof identity.
+func StartTime(pid int) (uint64, error) {
+	proc, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0, err
+	}
+	st, err := proc.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Starttime, nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"faultwin/criteria"
+	"faultwin/model"
+	"faultwin/snapshots"
+	"faultwin/snapshots/host"
+)
+
+// sweepOrphans cleans what runs whose state directory is gone left behind:
+// no supervisor sweep can, since the ledger went with the directory. It acts
+// only on what the ownership rules tie to a faultwin run (an argv or
+// environment tag, a faultwin cgroup, or membership of such a process's pid
+// or mount namespace), kills each by (pid, start time) through a pidfd, and
+// removes only empty cgroup directories of those runs. A process it cannot
+// tie to a run (a criu with no tag) is named and left.
+func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
+	roots := snapshots.DefaultRoots(root)
+	s, err := host.Capture(ctx, "sweep", roots, snapshots.Decoys{})
+	if err != nil {
+		return fmt.Errorf("reading host state: %w", err)
+	}
+	hasDir := func(run string) bool {
+		fi, err := os.Stat(model.StateDir(root, run))
+		return err == nil && fi.IsDir()
+	}
+	owned := criteria.LeftoverProcesses(s, roots)
+	runOf := attributeRuns(s, owned)
+	var errs []error
+	var killed []snapshots.Process
+	for _, o := range owned {
+		p := o.Process
+		run := runOf[p.ID()]
+		switch {
+		case run == "":
+			fmt.Fprintf(stdout, "sweep: left pid %d (%s): no run marks it (%s); remove it by hand if it is yours\n", p.PID, p.Comm, strings.Join(o.Why, ", "))
+		case hasDir(run):
+			// its run's own supervisor sweep owns it
+		case p.Zombie():
+			// dead already; it goes when its parent (killed here, or init) reaps it
+		default:
+			if err := killExact(p.ID()); err != nil {
+				errs = append(errs, fmt.Errorf("pid %d of run %s: %w", p.PID, run, err))
+				continue
+			}
+			killed = append(killed, p)
+			fmt.Fprintf(stdout, "sweep: killed pid %d (%s) of run %s, whose state dir is gone (%s)\n", p.PID, p.Comm, run, strings.Join(o.Why, ", "))
+		}
+	}
+	waitGone(killed, 5*time.Second)
+	cgs := slices.Clone(s.Cgroups)
+	sort.Slice(cgs, func(i, j int) bool { return len(cgs[i]) > len(cgs[j]) }) // deepest first
+	for _, cg := range cgs {
+		run, ok := snapshots.RunOfCgroup(cg)
+		if !ok || hasDir(run) {
+			continue
+		}
+		if err := unix.Rmdir(cg); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("cgroup %s of run %s: %w", cg, run, err))
+			continue
+		}
+		fmt.Fprintf(stdout, "sweep: removed cgroup %s of run %s, whose state dir is gone\n", cg, run)
+	}
+	return errors.Join(errs...)
+}
+
+// attributeRuns names the run of every owned process: by its own marks, or
+// else by the pid namespace init, the mount namespace mate or the parent it
+// was owned through.
+func attributeRuns(s snapshots.Snapshot, owned []criteria.Owned) map[model.PID]string {
+	runOf := map[model.PID]string{}
+	byPID := map[int]snapshots.Process{}
+	for _, o := range owned {
+		byPID[o.Process.PID] = o.Process
+		if run := criteria.RunOf(o.Process); run != "" {
+			runOf[o.Process.ID()] = run
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, o := range owned {
+			p := o.Process
+			if runOf[p.ID()] != "" {
+				continue
+			}
+			for _, q := range owned {
+				r := runOf[q.Process.ID()]
+				if r == "" {
+					continue
+				}
+				samePid := p.NS["pid"] != 0 && p.NS["pid"] == q.Process.NS["pid"] && len(q.Process.NSpid) > 1
+				sameMnt := p.NS["mnt"] != 0 && p.NS["mnt"] == q.Process.NS["mnt"] && len(q.Process.NSpid) > 1
+				if samePid || sameMnt || q.Process.PID == p.PPID {
+					runOf[p.ID()], changed = r, true
+					break
+				}
+			}
+		}
+	}
+	return runOf
+}
+
+// killExact sends SIGKILL to id through a pidfd, after checking the pid
+// still has id's start time, so a reused pid is never hit.
+func killExact(id model.PID) error {
+	fd, err := unix.PidfdOpen(id.PID, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil
+		}
+		return fmt.Errorf("pidfd_open: %w", err)
+	}
+	defer unix.Close(fd)
+	if st, err := host.StartTime(id.PID); err != nil || st != id.StartTime {
+		return nil // gone, or the pid now names another process
+	}
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("pidfd_send_signal: %w", err)
+	}
+	return nil
+}
+
+func waitGone(ps []snapshots.Process, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		alive := false
+		for _, p := range ps {
+			if st, err := host.StartTime(p.PID); err == nil && st == p.StartTime {
+				if b, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(p.PID), "stat")); err == nil && !strings.Contains(string(b), ") Z ") {
+					alive = true
+				}
+			}
+		}
+		if !alive {
+			return
+		}
+	}
+}
