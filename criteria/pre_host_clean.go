@@ -122,7 +122,9 @@ func pre(c *ctx) Result {
 // under the same rules as OfRun with "any run" for "the run".
 func LeftoverProcesses(s snapshots.Snapshot, r snapshots.Roots) []Owned {
 	return owners(s, func(p snapshots.Process) []string { return anyRunReasons(p, r) },
-		func(m snapshots.Mount) bool { return beneath(m.MountPoint, r.StateRoot) || inCRIUTmp(m.MountPoint, r.TmpDir) },
+		func(m snapshots.Mount) bool {
+			return beneath(m.MountPoint, r.StateRoot) || inCRIUTmp(m.MountPoint, r.TmpDir)
+		},
 		func(snapshots.Process) bool { return false })
 }
 
