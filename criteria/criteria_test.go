@@ -541,3 +541,15 @@ func TestLeftoversOwnershipModel(t *testing.T) {
 		NewWithT(t).Expect(pre([]snapshots.Process{init, other}, nil, []string{"/sys/fs/cgroup/pids/faultwin"})).To(HaveLen(1))
 	})
 }
+
+// TestPrepareFailureNamedFirst: when the precondition failed and the
+// harness's later steps failed because of it, the reason leads with the
+// precondition, which is what a reader must fix.
+func TestPrepareFailureNamedFirst(t *testing.T) {
+	in := passing(t)
+	in.PrepareErr = "fork/exec ./bin/refsup: no such file or directory"
+	in.HarnessErr = "sweep 1: refsup sweep: exit status 1"
+	v := criteria.Evaluate(in)
+	NewWithT(t).Expect(v.Status).To(Equal(model.StatusError))
+	NewWithT(t).Expect(v.Reason).To(HavePrefix("precondition not reached: fork/exec ./bin/refsup"))
+}

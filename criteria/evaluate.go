@@ -74,6 +74,11 @@ func Evaluate(in Input) Verdict {
 // status applies the precedence documented on Evaluate.
 func status(in Input, rs []Result) (string, string) {
 	if in.HarnessErr != "" {
+		if in.PrepareErr != "" {
+			// The precondition failing first is usually what made the
+			// harness's later steps fail: name it first.
+			return model.StatusError, "precondition not reached: " + in.PrepareErr + "; then harness error: " + in.HarnessErr
+		}
 		return model.StatusError, "harness error: " + in.HarnessErr
 	}
 	if r := rs[0]; !r.Holds() {

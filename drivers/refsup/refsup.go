@@ -220,7 +220,9 @@ func (d *Driver) Reap(ctx context.Context) (model.Death, error) {
 		return deathOf(d.victim.ProcessState, d.opErr), nil
 	}
 	if d.daemon == nil {
-		return model.Death{}, errors.New("reap before prepare")
+		// Prepare failed before a daemon ran: nothing to reap, and the
+		// precondition error already says why.
+		return model.Death{Note: "the supervisor never started"}, nil
 	}
 	select {
 	case <-d.daemon.done:
