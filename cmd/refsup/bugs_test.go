@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,48 @@ func TestBugDeadPoint(t *testing.T) {
 	tp := e.trace()
 	if fired(tp) != nil || len(tp) == 0 || tp[len(tp)-1].Point != "idle.kill" {
 		t.Fatalf("trace %+v: the point must be passed but not fired", tp)
+	}
+}
+
+func TestBugLeakCgroup(t *testing.T) {
+	e := newEnv(t)
+	e.serve("--bug", "leak-cgroup")
+	s1 := e.create()
+	s2 := e.create()
+	hs := hierarchies(t)
+	e.must(nil, "destroy", "--session", s1.Session)
+	var own struct{ Cgroups []string }
+	e.must(&own, "owned")
+	for _, h := range hs {
+		d := h.SessionDir(e.run, s1.Session)
+		if !exists(d) {
+			t.Errorf("with leak-cgroup destroy should leave %s", d)
+		}
+		if slices.Contains(own.Cgroups, d) {
+			t.Errorf("with leak-cgroup destroy should drop the record of %s as if removed", d)
+		}
+	}
+	e.killDaemon()
+	rep := e.sweep("REFSUP_BUGS=leak-cgroup")
+	if len(rep.CgroupsRemoved) != 0 || !rep.LedgerRemoved {
+		t.Errorf("buggy sweep: cgroups removed %v, ledger removed %v", rep.CgroupsRemoved, rep.LedgerRemoved)
+	}
+	for _, h := range hs {
+		for _, d := range []string{h.SessionDir(e.run, s1.Session), h.SessionDir(e.run, s2.Session), h.RunDir(e.run)} {
+			if !exists(d) {
+				t.Errorf("with leak-cgroup the sweep should leave %s", d)
+			}
+		}
+	}
+	if l := e.leftovers(); len(l.Cgroups) == 0 || l.Ledger {
+		t.Errorf("the defect should show as cgroups left on the host and no ledger: %+v", l)
+	}
+	// the correct sweep still finds them: their names carry the run
+	rep = e.sweep()
+	if len(rep.CgroupsRemoved) != 3*len(hs) {
+		t.Errorf("the correct sweep removed %v", rep.CgroupsRemoved)
+	}
+	if l := e.leftovers(); !l.empty() {
+		t.Fatalf("the correct sweep did not finish the job: %+v", l)
 	}
 }

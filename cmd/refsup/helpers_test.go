@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"faultwin/fixtures/refsup/api"
+	"faultwin/fixtures/refsup/cgroups"
 	"faultwin/fixtures/refsup/criu"
 	"faultwin/fixtures/refsup/faults"
 	"faultwin/fixtures/refsup/fsx"
@@ -283,15 +284,17 @@ func fired(tp []api.TracePoint) *api.TracePoint {
 // processes (by exact tag, env or path), mounts under the run's dir, its
 // links, its table, its ledger. Zombies are dead and not counted.
 type leftovers struct {
-	Procs  []string
-	Mounts []string
-	Links  []string
-	Table  bool
-	Ledger bool
+	Procs   []string
+	Mounts  []string
+	Links   []string
+	Table   bool
+	Ledger  bool
+	Cgroups []string // anything under <hierarchy>/faultwin/<run>
 }
 
 func (l leftovers) empty() bool {
-	return len(l.Procs) == 0 && len(l.Mounts) == 0 && len(l.Links) == 0 && !l.Table && !l.Ledger
+	return len(l.Procs) == 0 && len(l.Mounts) == 0 && len(l.Links) == 0 && !l.Table && !l.Ledger &&
+		len(l.Cgroups) == 0
 }
 
 func (e *env) leftovers(except ...string) leftovers {
@@ -341,7 +344,20 @@ func (e *env) leftovers(except ...string) leftovers {
 	out.Table, _ = netw.TableExists(e.lay.Table())
 	_, err = os.Stat(e.lay.Ledger())
 	out.Ledger = !errors.Is(err, os.ErrNotExist)
+	for _, h := range hierarchies(e.t) {
+		out.Cgroups = append(out.Cgroups, cgroups.Below(h.RunDir(e.run))...)
+	}
 	return out
+}
+
+// hierarchies are the cgroup hierarchies refsup uses on this host.
+func hierarchies(t *testing.T) []cgroups.Hierarchy {
+	t.Helper()
+	hs, err := cgroups.Discover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs
 }
 
 // decoyProc starts a process that must survive the sweep.

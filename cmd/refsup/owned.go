@@ -18,6 +18,18 @@ type Owned struct {
 	Processes []api.PID `json:"processes"`
 	X11       []string  `json:"x11"`
 	Sysctls   []string  `json:"sysctls"`
+	Cgroups   []string  `json:"cgroups"`
+	// CRIUTables are the CRIU calls whose network lock may have left a
+	// table: the netns it is in ("" for the host's) and CRIU's run ids
+	// (the table is inet CRIU-<run id, cut to 21 characters>).
+	CRIUTables []OwnedCRIUTable `json:"criu_tables"`
+}
+
+// OwnedCRIUTable is one recorded CRIU network lock.
+type OwnedCRIUTable struct {
+	Invocation string   `json:"invocation"`
+	Netns      string   `json:"netns"`
+	RunIDs     []string `json:"run_ids"`
 }
 
 func cmdOwned(stdout io.Writer, args []string) error {
@@ -31,7 +43,7 @@ func cmdOwned(stdout io.Writer, args []string) error {
 		return err
 	}
 	out := Owned{Mounts: []string{}, Links: []string{}, Tables: []string{}, Processes: []api.PID{},
-		X11: []string{}, Sysctls: []string{}}
+		X11: []string{}, Sysctls: []string{}, Cgroups: []string{}, CRIUTables: []OwnedCRIUTable{}}
 	l, err := ledger.Load(lay.Ledger())
 	if errors.Is(err, os.ErrNotExist) {
 		return printJSON(stdout, out)
@@ -57,6 +69,13 @@ func cmdOwned(stdout io.Writer, args []string) error {
 	}
 	for _, s := range l.Sysctls {
 		out.Sysctls = append(out.Sysctls, s.Key+"="+s.Prev)
+	}
+	for _, c := range l.Cgroups {
+		out.Cgroups = append(out.Cgroups, c.Path)
+	}
+	for _, t := range l.CRIUTables {
+		ids := append([]string{}, t.RunIDs...)
+		out.CRIUTables = append(out.CRIUTables, OwnedCRIUTable{Invocation: t.Invocation, Netns: t.Netns, RunIDs: ids})
 	}
 	return printJSON(stdout, out)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"faultwin/fixtures/refsup/bugs"
+	"faultwin/fixtures/refsup/criu"
 	"faultwin/fixtures/refsup/paths"
 )
 
@@ -17,6 +18,7 @@ const usage = `usage: refsup <verb> --root <state root> --run <id> [flags]
 
 verbs:
   serve      run the daemon in the foreground [--bug name]... [--tag faultwin:<id>]
+             [--network-lock nftables|skip]
   create     make a cold session [--display]
   checkpoint dump a session (consumes it) --session <id>
   restore    restore a clone --checkpoint <id> [--fail-after-criu]
@@ -52,6 +54,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		return cmdSessionInit(rest)
 	case "subreaper":
 		return cmdSubreaper(stdout, stderr, rest)
+	case criu.SwrkVerb:
+		// go-criu starting "its CRIU binary": become criu --no-default-config swrk
+		return criu.ExecSwrk(rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"faultwin/fixtures/refsup/api"
+	"faultwin/fixtures/refsup/cgroups"
 	"faultwin/fixtures/refsup/ledger"
 	"faultwin/fixtures/refsup/mounts"
 	"faultwin/fixtures/refsup/netw"
@@ -112,6 +113,20 @@ func TestSweepRefusesMaliciousLedger(t *testing.T) {
 	outside := filepath.Join(e.root, "outside")
 	e.decoyTmpfs(outside)
 	fwd, _ := netw.ReadSysctl(netw.IPForward)
+	// a sibling run's cgroup (r<N>0 shares r<N>'s prefix), which must survive
+	h := hierarchies(t)[0]
+	sibling := h.SessionDir(e.run+"0", "s1")
+	if err := cgroups.Make(h, sibling); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, d := range []string{sibling, h.RunDir(e.run + "0")} {
+			if _, err := cgroups.Remove(d, time.Second); err != nil {
+				t.Error(err)
+			}
+		}
+		cgroups.RemoveTopIfEmpty(h)
+	})
 	l := &ledger.Ledger{Version: ledger.Version, Run: e.run, Tag: e.lay.Tag(), StateRoot: e.root, StateDir: e.lay.Dir(),
 		Mounts:    []ledger.Mount{{Path: "/"}, {Path: "/proc"}, {Path: outside}, {Path: e.lay.Dir() + "0/x"}},
 		Processes: []ledger.Process{{PID: 1, Start: 1}},
@@ -119,6 +134,9 @@ func TestSweepRefusesMaliciousLedger(t *testing.T) {
 		Tables:    []ledger.Table{{Family: "ip", Name: "faultwin_" + e.run + "0"}, {Family: "inet", Name: "filter"}},
 		X11:       []ledger.X11{{Path: "/etc/hostname"}},
 		Sysctls:   []ledger.Sysctl{{Key: "kernel/panic", Prev: "1", Set: "0"}},
+		Cgroups: []ledger.Cgroup{{Path: h.Mount}, {Path: h.TopDir()}, {Path: sibling},
+			{Path: h.RunDir(e.run) + "/../" + e.run + "0"}},
+		CRIUTables: []ledger.CRIUTable{{Invocation: "x", Netns: "/proc/1/ns/net", Log: "/etc/passwd"}},
 	}
 	if err := ledger.WriteFile(e.lay.Ledger(), l); err != nil {
 		t.Fatal(err)
@@ -127,8 +145,11 @@ func TestSweepRefusesMaliciousLedger(t *testing.T) {
 	if !rep.Empty() || len(rep.Killed) != 0 {
 		t.Errorf("sweep acted on a malicious ledger: %+v", rep)
 	}
-	if len(rep.Refused) != 11 {
-		t.Errorf("%d refusals, want 11: %+v", len(rep.Refused), rep.Refused)
+	if len(rep.Refused) != 16 {
+		t.Errorf("%d refusals, want 16: %+v", len(rep.Refused), rep.Refused)
+	}
+	if !exists(sibling) {
+		t.Errorf("the sweep removed the sibling run's cgroup %s", sibling)
 	}
 	for _, r := range rep.Refused {
 		if r.Why == "" {
@@ -161,8 +182,8 @@ func TestSweepCorruptLedger(t *testing.T) {
 	os.Remove(e.lay.Ledger())
 }
 
-// TestTimedRestoreKillCRIUFirst is the source record's W4: CRIU's top
-// process and then the supervisor are killed 80 ms into a restore. CRIU's
+// TestTimedRestoreKillCRIUFirst is window W4: CRIU's top process and then
+// the supervisor are killed 80 ms into a restore. CRIU's
 // forked restorers carry no paths in argv; the sweep must still leave nothing.
 func TestTimedRestoreKillCRIUFirst(t *testing.T) {
 	e := newEnv(t)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,7 +28,8 @@ func TestSwrkDeathWithDaemonAlive(t *testing.T) {
 	for killed == 0 && time.Now().Before(deadline) {
 		for _, c := range proc.Children(e.daemon.Process.Pid) {
 			in, err := fs.Read(c)
-			if err == nil && len(in.Argv) > 1 && in.Argv[1] == "swrk" {
+			// `refsup swrk <fd>`, or the criu it execs: `criu --no-default-config swrk <fd>`
+			if err == nil && slices.Contains(in.Argv, "swrk") {
 				time.Sleep(60 * time.Millisecond)
 				_ = syscall.Kill(c, syscall.SIGKILL)
 				killed = c

@@ -8,7 +8,8 @@ import (
 	"faultwin/fixtures/refsup/api"
 )
 
-// window is one fault window of the source record, driven end to end: a
+// window is one fault window (W1..W16: the supervisor SIGKILLed at a named
+// point of a restore, checkpoint, destroy or sweep), driven end to end: a
 // fresh daemon, the precondition, the armed fault, the death, the sweep.
 type window struct {
 	id      string
