@@ -17,16 +17,22 @@ import (
 // verdict with the verdict the criteria give today for the same input.
 type Difference struct {
 	File      string
-	Row       int    // 1-based, the row's line in File
+	Row       int    // 1-based among the file's rows (open and seal markers not counted)
+	Line      int    // the row's 1-based line in File; 0 when not known (rows given without their file)
 	Window    string // the row's window instance id
 	Criterion string // "" when the difference is about the whole row
 	Detail    string
 }
 
 // String names the difference the way a reviewer looks it up:
-// "results/x.jsonl row 7 (W4_30): P1 recorded pass=true, recomputed pass=false".
+// "results/x.jsonl row 7 (W4_30): P1 recorded pass=true, recomputed pass=false",
+// with the line added when it is not the row number (a sealed file's
+// markers take lines): "results/x.jsonl row 7 at line 8 (W4_30): ...".
 func (d Difference) String() string {
 	s := fmt.Sprintf("%s row %d (%s): ", d.File, d.Row, d.Window)
+	if d.Line != 0 && d.Line != d.Row {
+		s = fmt.Sprintf("%s row %d at line %d (%s): ", d.File, d.Row, d.Line, d.Window)
+	}
 	if d.Criterion != "" {
 		s += d.Criterion + " "
 	}
@@ -45,37 +51,63 @@ type WindowReplay struct {
 // FileReplay is the replay of one JSONL file.
 type FileReplay struct {
 	Path    string
-	Rows    []rows.Row
-	ReadErr error // the file could not be read to its end; Rows holds what came before
-	Chain   error // the hash chain is broken (a row edited, removed, inserted or moved)
+	Rows    []rows.Row // the window rows; open and seal markers are not rows
+	ReadErr error      // the file could not be read to its end; Rows holds what came before
+	Chain   error      // the hash chain is broken (a row or marker edited, removed, inserted or moved)
 	Diffs   []Difference
 	Windows []WindowReplay // in natural window order
 	Last    string         // Hash of the last row: compare with a copy kept elsewhere
+	// Seal says whether the file's sessions are sealed (see rows.Marker):
+	// rows.Sealed, rows.Legacy (written before sealing: fine, but a cut
+	// tail cannot be told), or rows.Unsealed (a session without its seal:
+	// the run never finished or the file was cut). Its State is "" for rows
+	// replayed without their file (ReplayRows).
+	Seal rows.Sealing
 }
 
-// OK reports whether the file read to its end, its chain holds and every
-// row re-judges exactly as recorded.
-func (f FileReplay) OK() bool { return f.ReadErr == nil && f.Chain == nil && len(f.Diffs) == 0 }
+// OK reports whether the file read to its end, its chain holds, no session
+// lacks its seal and every row re-judges exactly as recorded.
+func (f FileReplay) OK() bool {
+	return f.ReadErr == nil && f.Chain == nil && len(f.Diffs) == 0 && f.Seal.State != rows.Unsealed
+}
 
-// ReplayFile reads path and replays every row it holds. It needs no root
-// and reads nothing but path: the rows carry all the evidence.
+// ReplayFile reads path and replays every row it holds, checking its chain,
+// markers included, and its seals. It needs no root and reads nothing but
+// path: the rows carry all the evidence.
 func ReplayFile(path string) FileReplay {
-	rs, err := rows.Read(path)
-	f := ReplayRows(path, rs)
+	c, err := rows.ReadContents(path)
+	f := ReplayContents(c)
 	f.ReadErr = err
 	return f
 }
 
-// ReplayRows replays rows read from the file named path. A broken chain does
-// not stop the re-judging: the differences say what the edit changed.
+// ReplayContents replays a file as read by rows.ReadContents.
+func ReplayContents(c *rows.Contents) FileReplay {
+	f := replay(c.Path, c.Rows, c.RowLines, c.Verify())
+	f.Seal = c.Sealing()
+	return f
+}
+
+// ReplayRows replays rows read from the file named path, without its
+// markers: the rows' chain is checked, the seals are not. A broken chain
+// does not stop the re-judging: the differences say what the edit changed.
 func ReplayRows(path string, rs []rows.Row) FileReplay {
+	return replay(path, rs, nil, rows.VerifyChain(rs))
+}
+
+// replay re-judges rs (at lines, if known) with the chain's verdict.
+func replay(path string, rs []rows.Row, lines []int, chain error) FileReplay {
 	f := FileReplay{Path: path, Rows: rs}
-	if err := rows.VerifyChain(rs); err != nil {
+	if chain != nil {
 		var ce *rows.ChainError
-		if errors.As(err, &ce) {
-			err = fmt.Errorf("%s row %d (%s): chain broken: %s", path, ce.Row, ce.ID, ce.Problem)
+		if errors.As(chain, &ce) {
+			if ce.Row == 0 {
+				chain = fmt.Errorf("%s line %d (%s marker): chain broken: %s", path, ce.Line, ce.ID, ce.Problem)
+			} else {
+				chain = fmt.Errorf("%s row %d (%s): chain broken: %s", path, ce.Row, ce.ID, ce.Problem)
+			}
 		}
-		f.Chain = err
+		f.Chain = chain
 	}
 	byWindow := map[string]*WindowReplay{}
 	for i, r := range rs {
@@ -91,6 +123,9 @@ func ReplayRows(path string, rs []rows.Row) FileReplay {
 		}
 		for _, d := range ReplayRow(r) {
 			d.File, d.Row, d.Window = path, i+1, r.Window.ID
+			if i < len(lines) {
+				d.Line = lines[i]
+			}
 			f.Diffs = append(f.Diffs, d)
 			w.Agree = false
 		}

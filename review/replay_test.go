@@ -99,10 +99,13 @@ func TestReplayCleanFileAgrees(t *testing.T) {
 	if err != nil || bad != 0 {
 		t.Fatalf("bad %d err %v", bad, err)
 	}
-	for _, want := range []string{"run1.jsonl: 4 rows, chain ok, last hash " + written[3].Hash[:12], "window", "agree", "W4_30"} {
+	for _, want := range []string{"run1.jsonl: 4 rows, chain ok, sealed, last hash " + written[3].Hash[:12], "window", "agree", "W4_30"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
 		}
+	}
+	if f.Seal.State != rows.Sealed || len(f.Seal.Sessions) != 1 || len(f.Rows) != 4 {
+		t.Errorf("seal %+v, %d rows (markers are not rows)", f.Seal, len(f.Rows))
 	}
 	if strings.Contains(out.String(), "NO") {
 		t.Errorf("a window disagrees:\n%s", out.String())

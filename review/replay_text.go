@@ -11,9 +11,10 @@ import (
 )
 
 // WriteReplay prints each file's replay: a header with its row count, chain
-// state and last hash, the per-window table (statuses as recorded, whether
+// state, seal state and last hash, the per-window table (statuses as recorded, whether
 // the re-judgement agrees), then every difference on a line of its own, so
-// a failing replay names the file, row, window and criterion at fault.
+// a failing replay names the file, row, window and criterion at fault, and
+// each session without its seal, and each sealed afterwards as unfinished.
 // It returns the number of files that did not replay cleanly.
 func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 	ew := &errWriter{w: w}
@@ -24,6 +25,9 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 		chain := "chain ok"
 		if f.Chain != nil {
 			chain = "CHAIN BROKEN"
+		}
+		if seal := SealText(f.Seal); seal != "" {
+			chain += ", " + seal
 		}
 		ew.printf("%s: %d rows, %s, last hash %s\n", f.Path, len(f.Rows), chain, rows.ShortHash(f.Last))
 		tw := tabwriter.NewWriter(ew, 2, 8, 2, ' ', 0)
@@ -53,6 +57,12 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 		}
 		if f.Chain != nil {
 			ew.printf("%v\n", f.Chain)
+		}
+		for _, p := range SealProblems(f.Path, f.Seal) {
+			ew.printf("%s\n", p)
+		}
+		for _, n := range SealNotes(f.Path, f.Seal) {
+			ew.printf("%s\n", n)
 		}
 		for _, d := range f.Diffs {
 			ew.printf("%s\n", d)

@@ -73,15 +73,21 @@ func decodeRow(b []byte, r *Row) error {
 	return nil
 }
 
-// ChainError names the first row of a file that breaks the hash chain.
-// Row is 1-based and equals the row's line number in a file read by Read.
+// ChainError names the first line of a file that breaks the hash chain.
+// Row is the row's 1-based number among the file's rows (markers not
+// counted), 0 for a marker; Line is its 1-based line in the file (equal to
+// Row in a file without markers, and in rows given to VerifyChain).
 type ChainError struct {
 	Row     int
-	ID      string // the row's window instance id
+	Line    int
+	ID      string // the row's window instance id, or the marker's kind
 	Problem string
 }
 
 func (e *ChainError) Error() string {
+	if e.Row == 0 {
+		return fmt.Sprintf("%s marker: %s", e.ID, e.Problem)
+	}
 	return fmt.Sprintf("row %d (%s): %s", e.Row, e.ID, e.Problem)
 }
 
@@ -89,28 +95,38 @@ func (e *ChainError) Error() string {
 // each row's Prev is the previous row's Hash (the first's is ""). An edited
 // row fails its own hash; a removed, inserted or reordered row breaks the
 // Prev link of the row after it. Removing rows from the end of a file leaves
-// a valid shorter chain: compare the last Hash with one recorded elsewhere
-// (a summary, a commit) to catch that.
+// a valid shorter chain: a file's seal (see Marker) catches that, which
+// Contents.Verify and Contents.Sealing check; so does comparing the last
+// Hash with one recorded elsewhere (a summary, a commit).
 func VerifyChain(rows []Row) error {
 	prev := ""
 	for i, r := range rows {
-		bad := func(format string, a ...any) error {
-			return &ChainError{Row: i + 1, ID: r.Window.ID, Problem: fmt.Sprintf(format, a...)}
-		}
-		h, err := ComputeHash(r)
-		if err != nil {
-			return bad("cannot encode: %v", err)
-		}
-		if h != r.Hash {
-			return bad("hash %s does not match its content (%s): the row was edited after it was written", ShortHash(r.Hash), ShortHash(h))
-		}
-		if r.Prev != prev {
-			if i == 0 {
-				return bad("prev is %s, want \"\" for a file's first row: rows before it were removed", ShortHash(r.Prev))
-			}
-			return bad("prev is %s, want %s (the hash of row %d): a row was removed, inserted or moved here", ShortHash(r.Prev), ShortHash(prev), i)
+		if err := checkRow(r, i+1, i+1, prev); err != nil {
+			return err
 		}
 		prev = r.Hash
+	}
+	return nil
+}
+
+// checkRow checks row n (at line) against its own hash and the previous
+// row's.
+func checkRow(r Row, n, line int, prev string) error {
+	bad := func(format string, a ...any) error {
+		return &ChainError{Row: n, Line: line, ID: r.Window.ID, Problem: fmt.Sprintf(format, a...)}
+	}
+	h, err := ComputeHash(r)
+	if err != nil {
+		return bad("cannot encode: %v", err)
+	}
+	if h != r.Hash {
+		return bad("hash %s does not match its content (%s): the row was edited after it was written", ShortHash(r.Hash), ShortHash(h))
+	}
+	if r.Prev != prev {
+		if n == 1 {
+			return bad("prev is %s, want \"\" for a file's first row: rows before it were removed", ShortHash(r.Prev))
+		}
+		return bad("prev is %s, want %s (the hash of row %d): a row was removed, inserted or moved here", ShortHash(r.Prev), ShortHash(prev), n-1)
 	}
 	return nil
 }

@@ -98,12 +98,24 @@ func writeLines(t *testing.T, path string, lines []string) {
 	}
 }
 
+// rowLines keeps the row lines of a file's lines, dropping its markers:
+// the rows of a legacy file.
+func rowLines(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"schema":`) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 func TestAppendReadVerify(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rows.jsonl")
 	written := appendRows(t, path, model.StatusPass, model.StatusFail, model.StatusInvalid)
 	lines := fileLines(t, path)
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3", len(lines))
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want 5: open marker, 3 rows, seal", len(lines))
 	}
 	if written[0].Prev != "" || written[1].Prev != written[0].Hash || written[2].Prev != written[1].Hash {
 		t.Fatal("rows are not chained")
@@ -115,10 +127,13 @@ func TestAppendReadVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows read back, want 3 (markers are not rows)", len(rows))
+	}
 	for i := range rows {
 		a, _ := json.Marshal(rows[i])
 		b, _ := json.Marshal(written[i])
-		if !bytes.Equal(a, b) || lines[i] != string(a) {
+		if !bytes.Equal(a, b) || lines[i+1] != string(a) {
 			t.Errorf("row %d reads back differently:\n%s\n%s", i+1, a, b)
 		}
 	}
@@ -129,7 +144,7 @@ func TestAppendReadVerify(t *testing.T) {
 		t.Error("start time changed")
 	}
 
-	// Reopening chains the next row to the file's last one.
+	// Reopening chains the next row to the file's last row, across the seal.
 	more := appendRows(t, path, model.StatusPass)
 	if more[0].Prev != written[2].Hash {
 		t.Fatal("reopened writer did not chain to the last row")
@@ -143,7 +158,7 @@ func TestChainCatchesTampering(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rows.jsonl")
 	appendRows(t, path, model.StatusFail, model.StatusPass, model.StatusPass, model.StatusPass)
-	lines := fileLines(t, path)
+	lines := fileLines(t, path) // open, 4 rows, seal
 
 	check := func(name string, lines []string, want string) {
 		t.Helper()
@@ -154,31 +169,32 @@ func TestChainCatchesTampering(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", name, err, want)
 		}
 	}
+	// A sealed file: errors name the line; "row N" counts rows only.
+	r1, r2, r3, r4 := lines[1], lines[2], lines[3], lines[4]
+	open, seal := lines[0], lines[5]
 	edited := append([]string(nil), lines...)
-	edited[0] = strings.Replace(edited[0], `"status":"FAIL"`, `"status":"PASS"`, 1)
-	check("edited", edited, "edited.jsonl:1: row 1 (W3_30): hash ")
+	edited[1] = strings.Replace(edited[1], `"status":"FAIL"`, `"status":"PASS"`, 1)
+	check("edited", edited, "edited.jsonl:2: row 1 (W3_30): hash ")
 	check("edited", edited, "the row was edited after it was written")
 
 	logEdit := append([]string(nil), lines...)
-	logEdit[2] = strings.Replace(logEdit[2], "line two", "line 2", 1)
-	check("logedit", logEdit, "logedit.jsonl:3: row 3 (W3_30): hash")
+	logEdit[3] = strings.Replace(logEdit[3], "line two", "line 2", 1)
+	check("logedit", logEdit, "logedit.jsonl:4: row 3 (W3_30): hash")
 
-	removed := []string{lines[0], lines[2], lines[3]}
-	check("removed", removed, "removed.jsonl:2: row 2 (W3_30): prev is "+lines0Hash(t, lines[1])[:12]+", want "+lines0Hash(t, lines[0])[:12]+" (the hash of row 1): a row was removed, inserted or moved here")
+	check("removed", []string{open, r1, r3, r4, seal}, "removed.jsonl:3: row 2 (W3_30): prev is "+lines0Hash(t, r2)[:12]+", want "+lines0Hash(t, r1)[:12]+" (the hash of row 1): a row was removed, inserted or moved here")
+	check("first-removed", []string{open, r2, r3, r4, seal}, `first-removed.jsonl:2: row 1 (W3_80): prev is `+lines0Hash(t, r1)[:12]+`, want "" for a file's first row`)
+	check("reordered", []string{open, r1, r3, r2, r4, seal}, "reordered.jsonl:3: row 2 (W3_30): prev is")
+	check("duplicated", []string{open, r1, r2, r2, r3, seal}, "duplicated.jsonl:4: row 3 (W3_80): prev is")
 
-	firstRemoved := lines[1:]
-	check("first-removed", firstRemoved, `first-removed.jsonl:1: row 1 (W3_80): prev is `+lines0Hash(t, lines[0])[:12]+`, want "" for a file's first row`)
-
-	reordered := []string{lines[0], lines[2], lines[1], lines[3]}
-	check("reordered", reordered, "reordered.jsonl:2: row 2 (W3_30): prev is")
-
-	duplicated := []string{lines[0], lines[1], lines[1], lines[2]}
-	check("duplicated", duplicated, "duplicated.jsonl:3: row 3 (W3_80): prev is")
+	// A legacy file (rows only): the same chain, rows on lines of their own number.
+	legacy := rowLines(lines)
+	check("legacy-removed", []string{legacy[0], legacy[2], legacy[3]}, "legacy-removed.jsonl:2: row 2 (W3_30): prev is "+lines0Hash(t, r2)[:12])
+	check("legacy-edited", []string{legacy[0], legacy[1], strings.Replace(legacy[2], "line two", "line 2", 1)}, "legacy-edited.jsonl:3: row 3 (W3_30): hash")
 
 	var ce *ChainError
 	rows, _ := Read(path)
 	rows[1].Status = model.StatusFail
-	if err := VerifyChain(rows); err == nil || !errors.As(err, &ce) || ce.Row != 2 || ce.ID != "W3_80" {
+	if err := VerifyChain(rows); err == nil || !errors.As(err, &ce) || ce.Row != 2 || ce.Line != 2 || ce.ID != "W3_80" {
 		t.Errorf("in-memory edit: %v", err)
 	}
 	if err := VerifyChain(nil); err != nil {
@@ -186,10 +202,10 @@ func TestChainCatchesTampering(t *testing.T) {
 	}
 }
 
-// lines0Hash returns the hash field of a row line.
+// lines0Hash returns the hash field of a row or marker line.
 func lines0Hash(t *testing.T, line string) string {
 	t.Helper()
-	var r Row
+	var r struct{ Hash string }
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
 		t.Fatal(err)
 	}

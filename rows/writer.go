@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Writer appends rows to one JSONL file. Each row is one line written with a
@@ -17,33 +19,59 @@ import (
 // either the whole row or none of it; a file that does not end in a newline
 // is refused rather than extended. The file is flock'ed while open, so two
 // writers cannot fork the chain.
+//
+// A Writer is one session (see Marker): its first row is written together
+// with an open marker, and Close (or Seal) appends the seal. A session that
+// wrote no row leaves the file as it found it. Open refuses a file whose
+// last session has no seal.
 type Writer struct {
-	mu     sync.Mutex
-	path   string
-	f      *os.File
-	size   int64  // bytes in the file, all complete lines
-	last   string // Hash of the file's last row, "" when empty
-	broken error  // set by a failed append; the file is then left alone
+	mu       sync.Mutex
+	path     string
+	f        *os.File
+	size     int64   // bytes in the file, all complete lines
+	last     string  // Hash of the file's last row, "" when it has none
+	lastLine string  // Hash of the file's last line, row or marker
+	rows     int     // rows in the file
+	open     *Marker // this session's open marker, from its first row to its seal
+	session  int     // rows written since open
+	broken   error   // set by a failed write; the file is then left alone
 }
 
 // Open opens path for appending, creating it (and its directory's entry,
-// fsync'd) if needed, and reads the last row to chain the next one to. It
-// fails if the file ends in a partial line or its last row fails its own
-// hash.
+// fsync'd) if needed, and reads its last line to chain the next row to. It
+// fails if the file ends in a partial line or its last line fails its own
+// hash, and with an *UnsealedError (errors.Is ErrUnsealed) if the file's
+// last session has no seal: the harness that wrote it died, or the file was
+// cut. A legacy file (rows only, written before sealing) is appended to:
+// the new session's open marker follows its rows.
 func Open(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	return openLocked(path, false)
+}
+
+// openLocked opens and locks path; forSeal opens an existing file without
+// reading its state (SealUnfinished reads and verifies all of it).
+func openLocked(path string, forSeal bool) (*Writer, error) {
+	flags := os.O_RDWR | os.O_APPEND
+	if !forSeal {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	w := &Writer{path: path, f: f}
-	if err := w.init(); err != nil {
+	err = w.lock()
+	if err == nil && !forSeal {
+		err = w.init()
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return w, nil
 }
 
-func (w *Writer) init() error {
+func (w *Writer) lock() error {
 	if err := syscall.Flock(int(w.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return fmt.Errorf("%s: another writer has it open", w.path)
@@ -55,6 +83,10 @@ func (w *Writer) init() error {
 		return err
 	}
 	w.size = st.Size()
+	return nil
+}
+
+func (w *Writer) init() error {
 	if w.size == 0 {
 		return syncDir(filepath.Dir(w.path))
 	}
@@ -62,15 +94,82 @@ func (w *Writer) init() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	var r Row
-	if err := decodeRow(line, &r); err != nil {
-		return fmt.Errorf("%s: last row, at byte offset %d: %w", w.path, start, err)
+	switch kindOf(line) {
+	case kindSeal:
+		var m Marker
+		if err := decodeMarker(line, &m); err != nil {
+			return fmt.Errorf("%s: last line (a seal), at byte offset %d: %w", w.path, start, err)
+		}
+		if h, err := ComputeMarkerHash(m); err != nil || h != m.Hash {
+			return fmt.Errorf("%s: last line (a seal, at byte offset %d) fails its own hash; check the file with `faultwin replay` before appending to it", w.path, start)
+		}
+		w.last, w.lastLine, w.rows = m.Seal.Last, m.Hash, m.Seal.Rows
+		return nil
+	case kindOpen:
+		var m Marker
+		if err := decodeMarker(line, &m); err != nil {
+			return fmt.Errorf("%s: last line (an open marker), at byte offset %d: %w", w.path, start, err)
+		}
+	default:
+		var r Row
+		if err := decodeRow(line, &r); err != nil {
+			return fmt.Errorf("%s: last row, at byte offset %d: %w", w.path, start, err)
+		}
+		if h, err := ComputeHash(r); err != nil || h != r.Hash {
+			return fmt.Errorf("%s: last row (%s, at byte offset %d) fails its own hash; check the file with VerifyChain before appending to it", w.path, r.Window.ID, start)
+		}
+		w.last, w.lastLine = r.Hash, r.Hash
 	}
-	if h, err := ComputeHash(r); err != nil || h != r.Hash {
-		return fmt.Errorf("%s: last row (%s, at byte offset %d) fails its own hash; check the file with VerifyChain before appending to it", w.path, r.Window.ID, start)
+	st, err := scan(io.NewSectionReader(w.f, 0, w.size))
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	w.last = r.Hash
-	return nil
+	if st.marker == 0 {
+		w.rows = st.rows // a legacy file
+		return nil
+	}
+	return &UnsealedError{Path: w.path, Line: st.session, Opened: st.opened, Rows: st.after}
+}
+
+// fileState is what scan finds in a file not ending in a seal.
+type fileState struct {
+	rows    int       // rows in the file
+	marker  int       // line of the last marker, 0 if none
+	session int       // first line of the unsealed session
+	opened  time.Time // its open marker's time
+	after   int       // rows after the last marker
+}
+
+// scan reads every line, decoding markers only.
+func scan(r io.Reader) (fileState, error) {
+	var st fileState
+	br := bufio.NewReaderSize(r, 1<<20)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return st, nil
+		}
+		if err != nil {
+			return st, err
+		}
+		switch kindOf(line) {
+		case kindRow:
+			if st.marker > 0 && st.after == 0 && st.session == 0 {
+				st.session = n // rows after a seal with no open marker
+			}
+			st.rows++
+			st.after++
+		default:
+			var m Marker
+			if err := decodeMarker(line, &m); err != nil {
+				return st, fmt.Errorf("line %d: %w", n, err)
+			}
+			st.marker, st.after, st.session, st.opened = n, 0, 0, time.Time{}
+			if m.Open != nil {
+				st.session, st.opened = n, m.Open.At
+			}
+		}
+	}
 }
 
 // lastLine returns the file's last line without its newline, and the byte
@@ -115,17 +214,25 @@ func lineStart(f io.ReaderAt, end int64) (int64, error) {
 }
 
 // Append sets row's Schema (if unset), Prev and Hash, caps its logs, and
-// appends it as one line. On return row holds exactly what was written. A
+// appends it as one line, preceded by the session's open marker if it is
+// the session's first row. On return row holds exactly what was written. A
 // failed write is rolled back to the previous end of file and the Writer
-// refuses further rows: the caller decides what to do with the file.
+// refuses further rows and leaves the session unsealed: the caller decides
+// what to do with the file.
 func (w *Writer) Append(row *Row) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
-		return fmt.Errorf("%s: writer is closed", w.path)
+	if err := w.usable(); err != nil {
+		return err
 	}
-	if w.broken != nil {
-		return fmt.Errorf("%s: an earlier append failed, reopen the file: %w", w.path, w.broken)
+	var buf []byte
+	var open *Marker
+	if w.open == nil {
+		m, line, err := newMarker(Marker{Open: &OpenMark{At: time.Now().UTC(), Rows: w.rows, Last: w.last}}, w.lastLine)
+		if err != nil {
+			return fmt.Errorf("%s: row not written: open marker: %w", w.path, err)
+		}
+		open, buf = &m, line
 	}
 	r := *row
 	if r.Schema == 0 {
@@ -147,29 +254,84 @@ func (w *Writer) Append(row *Row) error {
 	if err != nil {
 		return fmt.Errorf("%s: row not written: %w", w.path, err)
 	}
-	line = append(line, '\n')
-	if k, err := w.f.Write(line); err != nil || k != len(line) {
+	buf = append(append(buf, line...), '\n')
+	if err := w.write(buf); err != nil {
+		return err
+	}
+	if open != nil {
+		w.open = open
+	}
+	w.last, w.lastLine = n.Hash, n.Hash
+	w.rows++
+	w.session++
+	*row = n
+	return nil
+}
+
+// usable refuses a closed or broken writer.
+func (w *Writer) usable() error {
+	if w.f == nil {
+		return fmt.Errorf("%s: writer is closed", w.path)
+	}
+	if w.broken != nil {
+		return fmt.Errorf("%s: an earlier append failed, reopen the file: %w", w.path, w.broken)
+	}
+	return nil
+}
+
+// write appends whole lines with one write and fsyncs them. A failed write
+// is rolled back to the previous end of file; any failure breaks the Writer.
+func (w *Writer) write(buf []byte) error {
+	if k, err := w.f.Write(buf); err != nil || k != len(buf) {
 		if err == nil {
 			err = io.ErrShortWrite
 		}
 		w.broken = err
 		if terr := w.f.Truncate(w.size); terr != nil {
-			return fmt.Errorf("%s: write failed (%w) and the partial row at byte offset %d could not be removed: %v", w.path, err, w.size, terr)
+			return fmt.Errorf("%s: write failed (%w) and the partial line at byte offset %d could not be removed: %v", w.path, err, w.size, terr)
 		}
 		return fmt.Errorf("%s: write failed, row not written: %w", w.path, err)
 	}
 	if err := w.f.Sync(); err != nil {
 		w.broken = err
-		return fmt.Errorf("%s: fsync failed, the row may not be durable: %w", w.path, err)
+		return fmt.Errorf("%s: fsync failed, the line may not be durable: %w", w.path, err)
 	}
-	w.size += int64(len(line))
-	w.last = n.Hash
-	*row = n
+	w.size += int64(len(buf))
 	return nil
 }
 
-// Last returns the Hash of the file's last row ("" for an empty file): record
-// it elsewhere to detect rows later cut from the end.
+// Seal ends the session: it appends a seal (EndClosed) recording the file's
+// row count, its last row's hash and the session's open marker, with note
+// (why the run ended early, say; "" for a run that finished). A session that
+// wrote no row has nothing to seal. A later Append starts a new session.
+// After a failed write the session stays unsealed, and Seal says so.
+func (w *Writer) Seal(note string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seal(note)
+}
+
+func (w *Writer) seal(note string) error {
+	if err := w.usable(); err != nil {
+		return fmt.Errorf("not sealed: %w", err)
+	}
+	if w.open == nil {
+		return nil
+	}
+	m, line, err := newMarker(Marker{Seal: &SealMark{At: time.Now().UTC(), End: EndClosed, Rows: w.rows, SessionRows: w.session,
+		Last: w.last, Open: w.open.Hash, Note: note}}, w.lastLine)
+	if err != nil {
+		return fmt.Errorf("%s: not sealed: %w", w.path, err)
+	}
+	if err := w.write(line); err != nil {
+		return err
+	}
+	w.lastLine, w.open, w.session = m.Hash, nil, 0
+	return nil
+}
+
+// Last returns the Hash of the file's last row ("" if it has none): record
+// it elsewhere to detect whole sessions later cut from the end.
 func (w *Writer) Last() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -179,16 +341,23 @@ func (w *Writer) Last() string {
 // Path returns the file the Writer appends to.
 func (w *Writer) Path() string { return w.path }
 
-// Close releases the file and its lock.
+// Close seals the session if it wrote rows and is not sealed yet (unless a
+// write failed: the file is then left as it is), and releases the file and
+// its lock. Only a writer that never closes (a killed harness) leaves its
+// session unsealed.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
 		return nil
 	}
+	var serr error
+	if w.open != nil && w.broken == nil {
+		serr = w.seal("")
+	}
 	err := w.f.Close()
 	w.f = nil
-	return err
+	return errors.Join(serr, err)
 }
 
 // syncDir makes a new file's directory entry durable.

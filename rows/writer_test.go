@@ -26,7 +26,7 @@ func TestOpenRefusesPartialLine(t *testing.T) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 	_, err = Read(path)
-	want = fmt.Sprintf("%s:2: partial row without a newline at byte offset %d", path, len(first))
+	want = fmt.Sprintf("%s:4: partial row without a newline at byte offset %d", path, len(first))
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
@@ -43,12 +43,19 @@ func TestOpenRefusesTamperedLastRow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rows.jsonl")
 	appendRows(t, path, model.StatusPass, model.StatusFail)
 	lines := fileLines(t, path)
-	lines[1] = strings.Replace(lines[1], `"FAIL"`, `"PASS"`, 1)
-	writeLines(t, path, lines)
+	seal := strings.Replace(lines[3], `"session_rows":2`, `"session_rows":1`, 1)
+	writeLines(t, path, append(lines[:3:3], seal))
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "last line (a seal, at byte offset") {
+		t.Fatalf("edited seal: got %v", err)
+	}
+	// A legacy file: rows only.
+	legacy := rowLines(lines)
+	legacy[1] = strings.Replace(legacy[1], `"FAIL"`, `"PASS"`, 1)
+	writeLines(t, path, legacy)
 	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "last row (W3_80, at byte offset") {
 		t.Fatalf("got %v", err)
 	}
-	writeLines(t, path, []string{lines[0], "not json"})
+	writeLines(t, path, []string{legacy[0], "not json"})
 	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "last row, at byte offset") {
 		t.Fatalf("got %v", err)
 	}
@@ -124,6 +131,10 @@ func TestFailedWriteBreaksWriter(t *testing.T) {
 	if err := w.Append(sampleRow(t, 0, model.StatusPass)); err == nil || !strings.Contains(err.Error(), "an earlier append failed") {
 		t.Fatalf("got %v", err)
 	}
+	// The session stays unsealed: the file is left as it is.
+	if err := w.Seal(""); err == nil || !strings.Contains(err.Error(), "not sealed") {
+		t.Fatalf("seal after a failed write: %v", err)
+	}
 }
 
 func TestLogsCapped(t *testing.T) {
@@ -174,7 +185,7 @@ func TestReadErrors(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rows.jsonl")
 	appendRows(t, path, model.StatusPass, model.StatusPass)
-	lines := fileLines(t, path)
+	lines := rowLines(fileLines(t, path))
 	cases := map[string]struct {
 		lines []string
 		want  string

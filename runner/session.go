@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,6 +57,9 @@ type Session struct {
 // Open builds a runner from cfg and opens results for appending, with
 // provenance read from the git work tree at repo (nil prov) or prov. The
 // supervisor's binary must exist and the state root is made if missing.
+// The session's rows are one session of the file (rows.Writer): a results
+// file whose last session was never sealed (the harness that wrote it died)
+// is refused, with the way out.
 func Open(cfg Config, repo, results string, prov *Provenance) (*Session, error) {
 	if !filepath.IsAbs(cfg.Bin) {
 		// A driver starts the supervisor from its own working directory,
@@ -76,6 +80,9 @@ func Open(cfg Config, repo, results string, prov *Provenance) (*Session, error) 
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
 	w, err := rows.Open(results)
+	if errors.Is(err, rows.ErrUnsealed) {
+		return nil, fmt.Errorf("%w. See its rows with `faultwin replay %s`; then seal it as unfinished with `faultwin seal --unfinished --reason WHY %s` and run again, or write to another file (--results, RESULTS=)", err, results, results)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -110,5 +117,10 @@ func (s *Session) RunAndRecord(ctx context.Context, w model.Window) (*Outcome, *
 	return o, row, nil
 }
 
-// Close closes the results file.
+// Seal ends the session's rows with a seal carrying note (why the run
+// stopped early, say); Close seals with no note if Seal was not called.
+func (s *Session) Seal(note string) error { return s.Rows.Seal(note) }
+
+// Close seals the session's rows, if it wrote any, and closes the results
+// file. A harness killed before Close leaves the file unsealed.
 func (s *Session) Close() error { return s.Rows.Close() }

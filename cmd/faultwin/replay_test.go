@@ -112,10 +112,146 @@ func TestReplayVerbNothingToCheck(t *testing.T) {
 }
 
 func TestVerbHelp(t *testing.T) {
-	for _, v := range []string{"replay", "report", "soak"} {
+	for _, v := range []string{"replay", "report", "soak", "seal"} {
 		out, code, err := runVerb(t, v, "-h")
 		if code != 0 || !strings.Contains(out, "usage: faultwin "+v) || !strings.Contains(out, "Exit status") {
 			t.Errorf("%s -h: exit %d %v\n%s", v, code, err, out)
 		}
+	}
+}
+
+// cutSeal removes a file's last line, its seal: what a harness killed after
+// its last row, or a file cut from the end, leaves.
+func cutSeal(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if !strings.HasPrefix(lines[len(lines)-2], `{"seal":`) {
+		t.Fatalf("%s does not end in a seal", path)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// legacyFile writes rows the way faultwin wrote them before seals: rows only.
+func legacyFile(t *testing.T, dir, name string, ins ...criteria.Input) string {
+	t.Helper()
+	_, written := fixtureFile(t, t.TempDir(), name, ins...)
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, replaytest.Lines(written), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReplayVerbSeals(t *testing.T) {
+	dir := t.TempDir()
+	sealed, _ := fixtureFile(t, dir, "sealed.jsonl", passIn("W3_30"), replaytest.Input(replaytest.W4Survivor))
+	legacy := legacyFile(t, dir, "legacy.jsonl", passIn("W3_30"))
+	out, code, err := runVerb(t, "replay", sealed, legacy)
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, out)
+	}
+	for _, want := range []string{
+		sealed + ": 2 rows, chain ok, sealed, last hash",
+		legacy + ": 1 rows, chain ok, unsealed (legacy: written before sealing), last hash",
+		"replay: 2 files, 3 rows: every chain holds and every row re-judges as recorded; 1 sealed, 1 legacy (written before sealing: a cut tail cannot be told)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+
+	// The last row and the seal cut: the chain holds, the seal is missing.
+	cut, _ := fixtureFile(t, dir, "cut.jsonl", passIn("W3_30"), passIn("W4_30"), replaytest.Input(replaytest.W4Survivor))
+	cutSeal(t, cut)
+	b, _ := os.ReadFile(cut)
+	lines := strings.SplitAfter(string(b), "\n")
+	os.WriteFile(cut, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644)
+	out, code, err = runVerb(t, "replay", sealed, cut)
+	if code != 1 {
+		t.Fatalf("cut file: exit %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{
+		cut + ": 2 rows, chain ok, UNSEALED",
+		cut + " line 1: UNSEALED: the session opened at ",
+		"has 2 rows and no seal: the run that wrote them never finished (the harness was killed), or the file was cut from the end",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"1 of 2 files do not replay cleanly", "unsealed: " + cut + " (2 rows from line 1, no seal)", "faultwin seal --unfinished --reason WHY FILE", "restore it from a copy"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+
+	// Sealing it as unfinished is explicit, with a reason, and then replays.
+	if _, code, err := runVerb(t, "seal", cut); code != 1 || !strings.Contains(err.Error(), "--unfinished is required") {
+		t.Errorf("seal without --unfinished: exit %d %v", code, err)
+	}
+	if _, code, err := runVerb(t, "seal", "--unfinished", cut); code != 1 || !strings.Contains(err.Error(), "--reason is required") {
+		t.Errorf("seal without --reason: exit %d %v", code, err)
+	}
+	out, code, err = runVerb(t, "seal", "--unfinished", "--reason", "harness killed by the OOM killer", cut)
+	if code != 0 || !strings.Contains(out, "seal: "+cut+": sealed its last session (2 rows) as unfinished: harness killed by the OOM killer; the file holds 2 rows") {
+		t.Fatalf("seal: exit %d %v\n%s", code, err, out)
+	}
+	out, code, _ = runVerb(t, "replay", cut)
+	if code != 0 || !strings.Contains(out, cut+" line 1: session of 2 rows sealed as unfinished at ") {
+		t.Errorf("replay after sealing: exit %d\n%s", code, out)
+	}
+	_, code, err = runVerb(t, "seal", "--unfinished", "--reason", "x", cut, legacy)
+	if code != 1 || !strings.Contains(err.Error(), "sealed already") || !strings.Contains(err.Error(), "a legacy file") {
+		t.Errorf("sealing a sealed and a legacy file: exit %d %v", code, err)
+	}
+}
+
+// TestRunRefusesUnsealedResults: the next run does not append to a file
+// whose last session was never sealed; it says how to get out.
+func TestRunRefusesUnsealedResults(t *testing.T) {
+	dir := t.TempDir()
+	results, _ := fixtureFile(t, dir, "windows.jsonl", passIn("W3_30"))
+	cutSeal(t, results)
+	before, _ := os.ReadFile(results)
+	bin := filepath.Join(dir, "refsup")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	for _, v := range []string{"run", "soak"} {
+		_, code, err := runVerb(t, v, "--windows", "../../windows", "--refsup", bin, "--state-root", filepath.Join(dir, "state"), "--results", results)
+		if code != 1 || !errors.Is(err, rows.ErrUnsealed) {
+			t.Fatalf("%s: exit %d %v", v, code, err)
+		}
+		for _, want := range []string{results + ": the session opened at line 1 at ", "has 1 row and no seal", "faultwin replay " + results, "faultwin seal --unfinished --reason WHY " + results, "--results"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q lacks %q", v, err, want)
+			}
+		}
+	}
+	if after, _ := os.ReadFile(results); string(after) != string(before) {
+		t.Error("the refused file was changed")
+	}
+}
+
+// TestReportUnsealed: the report lists a session without its seal among
+// the evidence that does not verify, and exits 1.
+func TestReportUnsealed(t *testing.T) {
+	dir := t.TempDir()
+	path, _ := fixtureFile(t, dir, "run.jsonl", passIn("W3_30"))
+	if _, code, err := runVerb(t, "report", path); code != 0 {
+		t.Fatalf("sealed: exit %d %v", code, err)
+	}
+	cutSeal(t, path)
+	out, code, err := runVerb(t, "report", path)
+	if code != 1 || !strings.Contains(err.Error(), "the evidence does not verify") || !strings.Contains(out, path+" line 1: UNSEALED") {
+		t.Errorf("unsealed: exit %d %v\n%s", code, err, out)
+	}
+	legacy := legacyFile(t, dir, "legacy.jsonl", passIn("W3_30"))
+	if out, code, err := runVerb(t, "report", legacy); code != 0 || strings.Contains(out, "UNSEALED") {
+		t.Errorf("legacy: exit %d %v\n%s", code, err, out)
 	}
 }

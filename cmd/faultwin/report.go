@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"faultwin/model"
+	"faultwin/review"
 	"faultwin/review/render"
 )
 
@@ -28,8 +29,9 @@ A run (a column) is a stretch of consecutive rows of one file, under one
 harness commit, in which no window repeats: each pass of a soak, or each
 ` + "`faultwin run`" + ` appended to a file, is one run.
 
-Exit status: 1 when any file is unreadable, its chain is broken or a row
-does not re-judge as recorded (the report is still written and says so at
+Exit status: 1 when any file is unreadable, its chain is broken, a session
+of it has no seal (see faultwin replay -h) or a row does not re-judge as
+recorded (the report is still written and says so at
 the top); otherwise the shared status codes over the rows reported (with
 --compare, B's rows only): 0 all PASS, 1 a FAIL, 2 INVALID or an unknown
 status but no FAIL or ERROR, 3 an ERROR.
@@ -58,6 +60,10 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	}
 	files := render.Load(paths)
 	r := render.Build(files, *compare)
+	for _, f := range files {
+		// A session without its seal is evidence that may be cut short.
+		r.Problems = append(r.Problems, review.SealProblems(f.Path, f.Replay.Seal)...)
+	}
 	var b bytes.Buffer
 	if *format == "html" {
 		err = render.HTML(&b, r)

@@ -94,13 +94,23 @@ func (f *windowFlags) open(stdout io.Writer) (*windowSession, error) {
 	return &windowSession{windows: ws, runner: s.Runner, Session: s}, nil
 }
 
+// closeSession seals the session's rows (if not sealed with a note already)
+// and closes the results file, adding its failure to err: a file left
+// unsealed must not go unnoticed.
+func closeSession(s *windowSession, err error) error {
+	if cerr := s.Close(); cerr != nil {
+		return errors.Join(err, fmt.Errorf("closing %s: %w", s.Results, cerr))
+	}
+	return err
+}
+
 // windowRunner runs one window; *runner.Runner is the real one, and the
 // soak's tests script outcomes through it without touching the host.
 type windowRunner interface {
 	Run(ctx context.Context, w model.Window) (*runner.Outcome, error)
 }
 
-func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
+func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	wf := addWindowFlags(fs, "out/windows.jsonl")
@@ -114,20 +124,22 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer func() { err = closeSession(s, err) }()
 	ws := s.windows
 	counts := map[string]int{}
 	t0 := time.Now()
 	for i, win := range ws {
 		if ctx.Err() != nil {
-			return errors.Join(ctx.Err(), exitFor(counts))
+			serr := s.Seal(fmt.Sprintf("run interrupted after %d of %d windows: %v", i, len(ws), ctx.Err()))
+			return errors.Join(ctx.Err(), exitFor(counts), serr)
 		}
 		o, err := s.runner.Run(ctx, win)
-		if err != nil {
-			return fmt.Errorf("window %s: %w", win.ID, err)
+		if err == nil {
+			_, err = s.Record(o)
 		}
-		if _, err := s.Record(o); err != nil {
-			return fmt.Errorf("window %s: %w", win.ID, err)
+		if err != nil {
+			err = fmt.Errorf("window %s: %w", win.ID, err)
+			return errors.Join(err, s.Seal("stopped: "+err.Error()))
 		}
 		counts[o.Verdict.Status]++
 		elapsed := time.Since(t0)

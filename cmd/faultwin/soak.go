@@ -36,14 +36,17 @@ nothing about the supervisor, so they are excluded from the rate and counted
 apart. --summary prints the same summary for rs already written, per file,
 without running anything.
 
+The rows are one session of the results file, sealed when the soak ends
+(see faultwin replay -h); a file whose last session has no seal is refused.
+
 Exit status over the rs summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
 unknown status but no FAIL or ERROR, 3 an ERROR (a soak that cannot write
 its rs also exits 3); with --summary, 1 as well when a file's chain is
-broken or it cannot be read to its end.
+broken, it cannot be read to its end, or a session of it has no seal.
 `
 
 // runSoak is `faultwin soak`.
-func runSoak(ctx context.Context, stdout io.Writer, args []string) error {
+func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	fs.Usage = func() { fmt.Fprint(stdout, soakUsage); fs.PrintDefaults() }
@@ -66,7 +69,7 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer func() { err = closeSession(s, err) }()
 	return soak(ctx, stdout, s, *n)
 }
 
@@ -79,7 +82,8 @@ func soak(ctx context.Context, stdout io.Writer, s *windowSession, n int) error 
 		for _, win := range s.windows {
 			if ctx.Err() != nil {
 				fmt.Fprintf(stdout, "soak: interrupted after %d of %d rows\n", len(rs), total)
-				return errors.Join(ctx.Err(), soakEnd(stdout, s, rs, t0))
+				serr := s.Seal(fmt.Sprintf("soak interrupted after %d of %d rows: %v", len(rs), total, ctx.Err()))
+				return errors.Join(ctx.Err(), soakEnd(stdout, s, rs, t0), serr)
 			}
 			o, err := s.runner.Run(ctx, win)
 			if err != nil {
@@ -89,8 +93,9 @@ func soak(ctx context.Context, stdout io.Writer, s *windowSession, n int) error 
 			if err != nil {
 				// Without a place to write evidence the soak measures
 				// nothing more: stop, and say so as a harness error.
+				msg := fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, k, err)
 				serr := soakEnd(stdout, s, rs, t0)
-				return errors.Join(statusExit{3, fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, k, err)}, serr)
+				return errors.Join(statusExit{3, msg}, serr, s.Seal("stopped: "+msg))
 			}
 			rs = append(rs, *row)
 			done := len(rs)
@@ -130,7 +135,8 @@ func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, t0 time.Time) er
 }
 
 // soakSummary is `faultwin soak --summary`: each file's rows summarised
-// apart, since pass numbers and load belong to one file's runs.
+// apart, since pass numbers and load belong to one file's runs. Open and
+// seal markers are not rows: they are checked, not summarised.
 func soakSummary(stdout io.Writer, args []string) error {
 	paths, err := jsonlFiles(args)
 	if err != nil {
@@ -138,15 +144,21 @@ func soakSummary(stdout io.Writer, args []string) error {
 	}
 	var all []rows.Row
 	var broken []error
+	var unsealed []string
 	for i, p := range paths {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		rs, verr := rows.VerifyFile(p)
+		c, verr := rows.VerifyContents(p)
+		rs := c.Rows
 		state := "chain ok"
 		if verr != nil {
 			state = "DOES NOT VERIFY: " + verr.Error()
 			broken = append(broken, verr)
+		} else {
+			seal := c.Sealing()
+			state += ", " + review.SealText(seal)
+			unsealed = append(unsealed, review.SealProblems(p, seal)...)
 		}
 		fmt.Fprintf(stdout, "%s: %d rows, %d passes, %s\n", p, len(rs), maxPass(rs), state)
 		if err := review.WriteSummary(stdout, review.Summarize(rs)); err != nil {
@@ -154,8 +166,14 @@ func soakSummary(stdout io.Writer, args []string) error {
 		}
 		all = append(all, rs...)
 	}
+	for _, u := range unsealed {
+		fmt.Fprintln(stdout, u)
+	}
 	if len(broken) > 0 {
 		return statusExit{1, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
+	}
+	if len(unsealed) > 0 {
+		return statusExit{1, fmt.Sprintf("soak --summary: %d session(s) without a seal (see the lines above): the run never finished or the file was cut; run `faultwin replay` on them", len(unsealed))}
 	}
 	if len(all) == 0 {
 		return statusExit{2, "soak --summary: no rows: nothing was measured"}

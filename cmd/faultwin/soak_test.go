@@ -113,9 +113,19 @@ func TestSoakNeverStops(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, got)
 		}
 	}
+	// The soak's rows are one session, sealed when the verb closes it.
+	if f := review.ReplayFile(s.Results); f.Seal.State != rows.Unsealed {
+		t.Errorf("before close: %s, want unsealed", f.Seal.State)
+	}
+	if err := closeSession(s, nil); err != nil {
+		t.Fatal(err)
+	}
 	f := review.ReplayFile(s.Results)
 	if !f.OK() || len(f.Rows) != 6 {
-		t.Fatalf("soak rows do not replay: %d rows, read %v chain %v diffs %v", len(f.Rows), f.ReadErr, f.Chain, f.Diffs)
+		t.Fatalf("soak rows do not replay: %d rows, read %v chain %v diffs %v seal %+v", len(f.Rows), f.ReadErr, f.Chain, f.Diffs, f.Seal)
+	}
+	if len(f.Seal.Sessions) != 1 || f.Seal.Sessions[0].Seal.Seal.Note != "" || f.Seal.Sessions[0].Rows != 6 {
+		t.Errorf("seal %+v", f.Seal.Sessions)
 	}
 	if p := review.Passes(f.Rows); fmt.Sprint(p) != "[1 1 2 2 3 3]" {
 		t.Errorf("passes %v", p)
@@ -142,6 +152,12 @@ func TestSoakInterrupted(t *testing.T) {
 	if !strings.Contains(out.String(), "soak: interrupted after 2 of 4 rows") || !strings.Contains(out.String(), "W4_30  2/2 pass") {
 		t.Errorf("no summary of the rows so far:\n%s", out.String())
 	}
+	// The interrupted soak seals its rows, saying why they stop short.
+	f := review.ReplayFile(s.Results)
+	if !f.OK() || len(f.Seal.Sessions) != 1 || f.Seal.Sessions[0].Seal == nil ||
+		f.Seal.Sessions[0].Seal.Seal.Note != "soak interrupted after 2 of 4 rows: context canceled" {
+		t.Errorf("interrupted soak: ok %v seal %+v", f.OK(), f.Seal.Sessions)
+	}
 }
 
 func TestSoakSummaryVerb(t *testing.T) {
@@ -152,7 +168,7 @@ func TestSoakSummaryVerb(t *testing.T) {
 	if code != 1 {
 		t.Errorf("a FAIL: exit %d, want 1", code)
 	}
-	for _, want := range []string{a + ": 4 rows, 2 passes, chain ok", "W4_30  1/2 pass  (95% Wilson [0.09, 0.91])  FAIL 1", "  W4_30 pass 2: FAIL (P1 false)"} {
+	for _, want := range []string{a + ": 4 rows, 2 passes, chain ok, sealed", "W4_30  1/2 pass  (95% Wilson [0.09, 0.91])  FAIL 1", "  W4_30 pass 2: FAIL (P1 false)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
@@ -168,12 +184,30 @@ func TestSoakSummaryVerb(t *testing.T) {
 		t.Errorf("an ERROR: exit %d, want 3", code)
 	}
 
-	lines, _ := os.ReadFile(a)
+	lines := strings.SplitAfter(readFile(t, a), "\n") // open, 4 rows, seal, ""
 	cut := filepath.Join(dir, "cut.jsonl")
-	os.WriteFile(cut, lines[bytes.IndexByte(lines, '\n')+1:], 0o644)
+	os.WriteFile(cut, []byte(lines[0]+strings.Join(lines[2:], "")), 0o644) // the first row removed
 	if out, code, err := runVerb(t, "soak", "--summary", cut); code != 1 || !strings.Contains(out, "DOES NOT VERIFY") || !strings.Contains(err.Error(), "faultwin replay") {
 		t.Errorf("broken chain: exit %d %v\n%s", code, err, out)
 	}
+
+	// The seal cut off: the rows verify and are summarised, the file fails.
+	unsealed := filepath.Join(dir, "unsealed.jsonl")
+	os.WriteFile(unsealed, []byte(strings.Join(lines[:5], "")), 0o644)
+	out, code, err := runVerb(t, "soak", "--summary", unsealed)
+	if code != 1 || !strings.Contains(out, unsealed+": 4 rows, 2 passes, chain ok, UNSEALED") || !strings.Contains(out, "W4_30  1/2 pass") ||
+		!strings.Contains(out, unsealed+" line 1: UNSEALED: the session opened at ") || !strings.Contains(err.Error(), "1 session(s) without a seal") {
+		t.Errorf("unsealed: exit %d %v\n%s", code, err, out)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func TestSoakFlags(t *testing.T) {
