@@ -83,6 +83,10 @@ func LoadFS(fsys fs.FS, dir string, specs []model.DriverSpec) ([]model.Window, e
 		if !strings.HasSuffix(e.Name(), Ext) {
 			continue
 		}
+		if info, err := e.Info(); err == nil && info.Size() > MaxFileBytes {
+			errs = append(errs, tooBig(name, info.Size()))
+			continue
+		}
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			errs = append(errs, err)
@@ -115,8 +119,18 @@ func ParseFile(name string, data []byte, specs []model.DriverSpec) ([]model.Wind
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
+// tooBig is the error of a definition file over MaxFileBytes.
+func tooBig(name string, size int64) error {
+	return &Error{File: name, Line: 1, Field: "document", Problem: fmt.Sprintf("%d bytes, at most %d", size, MaxFileBytes),
+		Fix: "a definition file holds window definitions only: remove what is not one, or split the definitions over several files"}
+}
+
 // parseFile returns the valid families of a file and the problems of all.
+// A file over MaxFileBytes is refused before parsing.
 func parseFile(name string, data []byte, specs []model.DriverSpec) ([]family, []error) {
+	if len(data) > MaxFileBytes {
+		return nil, []error{tooBig(name, int64(len(data)))}
+	}
 	p := &problems{file: name, specs: map[string]model.DriverSpec{}}
 	for _, s := range specs {
 		p.specs[s.Name] = s

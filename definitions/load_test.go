@@ -1,6 +1,7 @@
 package definitions
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -132,6 +133,20 @@ func TestLoadErrors(t *testing.T) {
 			"windows/a.yaml:1: document: no window definition in this file (add one or remove the file)"}},
 		{"duplicate family", valid + "---\n" + valid, []string{
 			"windows/a.yaml:9: id: family W3 is already defined at windows/a.yaml:1 (give this family a new id)"}},
+		{"long id", strings.Replace(valid, "id: W3", "id: W"+strings.Repeat("1", 32), 1), []string{
+			"windows/a.yaml:1: id: 33 characters, at most 32 (shorten it, like W17 or ORPHAN)"}},
+		{"long description", strings.Replace(valid, "a timed restore window", strings.Repeat("x", 4097), 1), []string{
+			"windows/a.yaml:7: description: 4097 bytes after folding whitespace, at most 4096 (say what the window tests in a paragraph; put longer notes in a YAML comment)"}},
+		{"long description in bytes, not characters", strings.Replace(valid, "a timed restore window", strings.Repeat("é", 2049), 1), []string{
+			"windows/a.yaml:7: description: 4098 bytes after folding whitespace, at most 4096 (say what the window tests in a paragraph; put longer notes in a YAML comment)"}},
+		{"10 MB description", strings.Replace(valid, "a timed restore window", strings.Repeat("word ", 2<<20), 1), []string{
+			"windows/a.yaml:1: document: 10485908 bytes, at most 1048576 (a definition file holds window definitions only: remove what is not one, or split the definitions over several files)"}},
+		{"too many labels", valid + "labels: [" + strings.Join(manyLabels(17), ", ") + "]\n", []string{
+			"windows/a.yaml:8: labels: 17 labels, at most 16 (keep the labels a filter selects on)"}},
+		{"long label", valid + "labels: [ok, " + strings.Repeat("l", 41) + "]\n", []string{
+			"windows/a.yaml:8: labels[1]: label of 41 characters, at most 40 (shorten it)"}},
+		{"file too big", valid + "# " + strings.Repeat("x", 1<<20) + "\n", []string{
+			"windows/a.yaml:1: document: 1048749 bytes, at most 1048576 (a definition file holds window definitions only: remove what is not one, or split the definitions over several files)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -141,6 +156,42 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("errors:\n got %q\nwant %q", got, c.want)
 			}
 		})
+	}
+}
+
+func manyLabels(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("l%d", i))
+	}
+	return out
+}
+
+// TestLoadSizeLimits: values at the limits load; the description is
+// measured after folding; a file over the limit is refused unparsed.
+func TestLoadSizeLimits(t *testing.T) {
+	atLimit := strings.Replace(valid, "id: W3", "id: W"+strings.Repeat("1", 31), 1)
+	atLimit = strings.Replace(atLimit, "a timed restore window", strings.Repeat("x", 4000)+" \n  "+strings.Repeat("\t", 5000)+strings.Repeat("y", 95), 1)
+	atLimit += "labels: [" + strings.Join(manyLabels(15), ", ") + ", " + strings.Repeat("l", 40) + "]\n"
+	ws, err := loadOne(t, atLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws[0].Family) != MaxIDChars || len(ws[0].Description) != MaxDescriptionBytes || len(ws[0].Labels) != MaxLabels {
+		t.Errorf("id %d chars, description %d bytes, %d labels", len(ws[0].Family), len(ws[0].Description), len(ws[0].Labels))
+	}
+
+	// Refused before parsing: broken YAML past the limit gives one error.
+	huge := []byte("id: [\n" + strings.Repeat("#", MaxFileBytes))
+	want := fmt.Sprintf("windows/a.yaml:1: document: %d bytes, at most %d (", len(huge), MaxFileBytes)
+	if _, err := loadOne(t, string(huge)); err == nil || len(errorLines(err)) != 1 || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("LoadFS: got %v, want %q", err, want)
+	}
+	if _, err := ParseFile("windows/a.yaml", huge, testSpecs); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("ParseFile: got %v, want %q", err, want)
+	}
+	if _, err := loadOne(t, valid+"# "+strings.Repeat("x", MaxFileBytes-len(valid)-3)+"\n"); err != nil {
+		t.Errorf("a file of exactly %d bytes: %v", MaxFileBytes, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"faultwin/model"
 
@@ -73,6 +74,17 @@ func windowPoints(spec model.DriverSpec) []string {
 // typo, not a window.
 const maxSessions = 16
 
+// Size limits of a definition: a definition is read by people and stored in
+// every row of every window it defines, so anything past these is a mistake
+// (a pasted log, a generated file), not a window.
+const (
+	MaxFileBytes        = 1 << 20 // a definition file, refused before parsing
+	MaxIDChars          = 32      // a family id
+	MaxDescriptionBytes = 4096    // a description after whitespace folding
+	MaxLabels           = 16      // labels of one definition
+	MaxLabelChars       = 40      // one label
+)
+
 // fieldNodes maps a field to its value node. A field present with a value
 // that was refused (an alias) maps to nil: it is not reported missing too.
 type fieldNodes map[string]*yaml.Node
@@ -94,7 +106,12 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 	}
 	if n := fields["id"]; n != nil {
 		f.idLine = n.Line
-		if f.ID, _ = str(p, n, "id"); f.ID != "" && !idPattern.MatchString(f.ID) {
+		f.ID, _ = str(p, n, "id")
+		switch {
+		case f.ID == "":
+		case utf8.RuneCountInString(f.ID) > MaxIDChars:
+			p.addf(n.Line, "id", "shorten it, like W17 or ORPHAN", "%d characters, at most %d", utf8.RuneCountInString(f.ID), MaxIDChars)
+		case !idPattern.MatchString(f.ID):
 			p.addf(n.Line, "id", "use capitals and digits only, like W17 or ORPHAN", "%q is not a valid family id", f.ID)
 		}
 	}
@@ -138,6 +155,9 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 	if n := fields["description"]; n != nil {
 		d, _ := str(p, n, "description")
 		f.Description = strings.Join(strings.Fields(d), " ")
+		if len(f.Description) > MaxDescriptionBytes {
+			p.addf(n.Line, "description", "say what the window tests in a paragraph; put longer notes in a YAML comment", "%d bytes after folding whitespace, at most %d", len(f.Description), MaxDescriptionBytes)
+		}
 	}
 	if len(p.errs) == before {
 		crossCheck(p, &f, fields)
@@ -304,11 +324,17 @@ func criteria(p *problems, n *yaml.Node) []string {
 func labels(p *problems, n *yaml.Node) []string {
 	var out []string
 	seen := map[string]int{}
-	for i, item := range list(p, n, "labels") {
+	items := list(p, n, "labels")
+	if len(items) > MaxLabels {
+		p.addf(n.Line, "labels", "keep the labels a filter selects on", "%d labels, at most %d", len(items), MaxLabels)
+	}
+	for i, item := range items {
 		field := fmt.Sprintf("labels[%d]", i)
 		l, ok := str(p, item, field)
 		switch {
 		case !ok:
+		case utf8.RuneCountInString(l) > MaxLabelChars:
+			p.addf(item.Line, field, "shorten it", "label of %d characters, at most %d", utf8.RuneCountInString(l), MaxLabelChars)
 		case !labelPattern.MatchString(l):
 			p.addf(item.Line, field, "use lower-case letters, digits, '.', '_' and '-'", "label %q is not valid", l)
 		case seen[l] > 0:
