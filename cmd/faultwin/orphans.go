@@ -45,12 +45,12 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 		p := o.Process
 		run := runOf[p.ID()]
 		switch {
+		case p.Zombie():
+			// dead already; it goes when its parent (killed here, or init) reaps it
 		case run == "":
 			fmt.Fprintf(stdout, "sweep: left pid %d (%s): no run marks it (%s); remove it by hand if it is yours\n", p.PID, p.Comm, strings.Join(o.Why, ", "))
 		case hasDir(run):
 			// its run's own supervisor sweep owns it
-		case p.Zombie():
-			// dead already; it goes when its parent (killed here, or init) reaps it
 		default:
 			if err := killExact(p.ID()); err != nil {
 				errs = append(errs, fmt.Errorf("pid %d of run %s: %w", p.PID, run, err))
