@@ -67,7 +67,11 @@ func fileLine(what string, f snapshots.File) string {
 }
 
 func tableLine(t snapshots.Table) string {
-	return "table " + strings.TrimSpace(t.Family+" "+t.Name)
+	s := "table " + strings.TrimSpace(t.Family+" "+t.Name)
+	if t.Netns != "" {
+		s += " (" + t.Netns + ")"
+	}
+	return s
 }
 
 func linkLine(l snapshots.Link) string {

@@ -187,8 +187,6 @@ func anyRunReasons(p snapshots.Process, r snapshots.Roots) []string {
 // tell a live survivor from one that is already dead.
 func processState(p snapshots.Process, s snapshots.Snapshot) string {
 	switch {
-	case p.Exiting:
-		return "exiting"
 	case p.State == "Z" || p.State == "X":
 		parent := "pid " + strconv.Itoa(p.PPID)
 		for _, q := range s.Processes {
@@ -197,6 +195,8 @@ func processState(p snapshots.Process, s snapshots.Snapshot) string {
 			}
 		}
 		return "zombie, parent " + parent
+	case p.Exiting:
+		return "exiting"
 	case p.State == "T" || p.State == "t":
 		return "stopped"
 	case p.State == "D":

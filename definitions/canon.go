@@ -34,7 +34,7 @@ func (f family) canonical() string {
 	p := f.Pre
 	line("precondition", "{cold: "+strconv.Itoa(p.Cold)+", restored: "+strconv.Itoa(p.Restored)+
 		", checkpoint: "+strconv.FormatBool(p.Checkpoint)+", display: "+strconv.FormatBool(p.Display)+
-		", fail_restore: "+strconv.FormatBool(p.FailRestore)+"}")
+		", fail_restore: "+strconv.FormatBool(p.FailRestore)+networkLock(p)+"}")
 	line("criteria", flow(f.Criteria))
 	if len(f.Labels) > 0 {
 		line("labels", flow(f.Labels))
@@ -46,3 +46,12 @@ func (f family) canonical() string {
 }
 
 func flow(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+
+// networkLock renders the network lock only when one is asked for, so the
+// definitions registered before it existed keep their hash.
+func networkLock(p model.Precondition) string {
+	if p.NetworkLock == "" {
+		return ""
+	}
+	return ", network_lock: " + p.NetworkLock
+}

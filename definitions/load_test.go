@@ -43,7 +43,7 @@ func TestLoadErrors(t *testing.T) {
 		{"repeated field", valid + "kill: supervisor\nkill: criu_first\n", []string{
 			"windows/a.yaml:9: kill: field repeated (first at line 8) (keep one of the two)"}},
 		{"unknown precondition field", strings.Replace(valid, "{cold: 1, checkpoint: true}", "{cold: 1, checkpoint: true, warm: 2}", 1), []string{
-			"windows/a.yaml:5: precondition.warm: unknown field (known fields here: cold, restored, checkpoint, display, fail_restore)"}},
+			"windows/a.yaml:5: precondition.warm: unknown field (known fields here: cold, restored, checkpoint, display, fail_restore, network_lock)"}},
 		{"unknown operation", strings.Replace(valid, "operation: restore", "operation: migrate", 1), []string{
 			`windows/a.yaml:2: operation: refsup has no operation "migrate" (use one of restore, checkpoint, destroy, sweep, idle)`}},
 		{"unknown driver", "driver: podmn\n" + valid, []string{

@@ -37,7 +37,7 @@ type family struct {
 // Fields of a definition, in canonical order.
 var (
 	topFields = []string{"id", "driver", "operation", "point", "delays_ms", "kill", "precondition", "criteria", "labels", "description"}
-	preFields = []string{"cold", "restored", "checkpoint", "display", "fail_restore"}
+	preFields = []string{"cold", "restored", "checkpoint", "display", "fail_restore", "network_lock"}
 	required  = []string{"id", "operation", "point", "precondition", "criteria", "description"}
 )
 
@@ -294,6 +294,15 @@ func precondition(p *problems, n *yaml.Node) model.Precondition {
 	pre.Checkpoint = flag("checkpoint")
 	pre.Display = flag("display")
 	pre.FailRestore = flag("fail_restore")
+	if v := fields["network_lock"]; v != nil {
+		switch lock, _ := str(p, v, "precondition.network_lock"); lock {
+		case "", "skip":
+		case model.NetworkLockNftables:
+			pre.NetworkLock = lock
+		default:
+			p.addf(v.Line, "precondition.network_lock", "use skip (the default) or nftables", "unknown network lock %q", lock)
+		}
+	}
 	return pre
 }
 

@@ -44,6 +44,8 @@ func TestRegisteredWindows(t *testing.T) {
 		"W15 sweep sweep.after_unmount",
 		"W16 sweep sweep.after_links",
 		"ORPHAN idle idle.kill",
+		"W4R restore restore.criu_setup_namespaces!criu",
+		"W8L checkpoint checkpoint.after_dump",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("instances:\n got %q\nwant %q", got, want)
@@ -84,7 +86,7 @@ func TestRegisteredWindows(t *testing.T) {
 			}
 		}
 		wantKill := "supervisor"
-		if w.Family == "W4" {
+		if w.Family == "W4" || w.Family == "W4R" {
 			wantKill = "criu_first"
 		}
 		if w.Fault.Kill != wantKill {

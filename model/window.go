@@ -80,7 +80,14 @@ type Precondition struct {
 	Checkpoint  bool `yaml:"checkpoint" json:"checkpoint"`     // a checkpoint of a cold session on disk
 	Display     bool `yaml:"display" json:"display"`           // sessions get Xvfb + openbox
 	FailRestore bool `yaml:"fail_restore" json:"fail_restore"` // the restore is made to fail (W13)
+	// NetworkLock is how CRIU locks the session's network while it dumps:
+	// "" (skip, the default) or NetworkLockNftables, which makes CRIU create
+	// an nft table of its own inside the session's network namespace.
+	NetworkLock string `yaml:"network_lock" json:"network_lock,omitempty"`
 }
+
+// NetworkLockNftables is the one network lock a window may ask for.
+const NetworkLockNftables = "nftables"
 
 // Fault is the armed kill: a named point, optionally delayed after CRIU
 // starts, and who is killed first.

@@ -65,10 +65,14 @@ type Link struct {
 	Up    bool   `json:"up"`
 }
 
-// Table is an nftables table of the host network namespace.
+// Table is an nftables table of the host network namespace, or a faultwin
+// or CRIU table of another one.
 type Table struct {
 	Family string `json:"family"`
 	Name   string `json:"name"`
+	// Netns is set for a table of another network namespace than the
+	// harness's ("ns 4026532324 via pid 912", "ns ... at /run/netns/x").
+	Netns string `json:"netns,omitempty"`
 }
 
 // File is a path the criteria care about: an X11 socket or lock, a ledger, a

@@ -72,6 +72,9 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 		return d.scope, err
 	}
 	args := append([]string{"serve", "--root", d.Root, "--run", run, "--tag", d.scope.Tag}, d.bugArgs()...)
+	if pre.NetworkLock != "" {
+		args = append(args, "--network-lock", pre.NetworkLock)
+	}
 	d.daemon, err = startDaemon(d.Bin, args, run, logf)
 	logf.Close() // the subreaper and the daemon hold their own copies
 	if err != nil {

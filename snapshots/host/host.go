@@ -71,7 +71,9 @@ func (h Host) Capture(ctx context.Context, label string, roots snapshots.Roots, 
 	steps := []func(){
 		func() { s.Mounts = captureMounts(h.procRoot(), ps.self, procs, roots, decoys, inc) },
 		func() { s.Links = captureLinks(roots, inc) },
-		func() { s.Tables = captureTables(inc) },
+		func() {
+			s.Tables = append(captureTables(inc), captureNetnsTables(h.procRoot(), ps.self.net, roots, inc)...)
+		},
 		func() { s.X11, s.CRIUTmp = captureTmp(roots, inc) },
 		func() { s.Ledgers = captureLedgers(roots.StateRoot, inc) },
 		func() { s.Extra = captureExtra(roots.Extra, decoys.Files, inc) },

@@ -1,16 +1,23 @@
 package host
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
+	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/nftables"
+	"github.com/moby/sys/mountinfo"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -90,4 +97,103 @@ func FamilyName(f nftables.TableFamily) string {
 		return "netdev"
 	}
 	return "family" + strconv.Itoa(int(f))
+}
+
+// captureNetnsTables lists the faultwin and CRIU tables (names starting
+// roots.TablePrefix or "CRIU-") of every network namespace other than the
+// harness's own that a process lives in or an nsfs mount keeps alive. CRIU
+// makes its network-lock table inside the dumped session's namespace, where
+// the host's table list never shows it; it lives as long as that namespace.
+// Equivalent to: for each netns, ip netns exec <ns> nft list tables.
+func captureNetnsTables(proc string, self uint64, roots snapshots.Roots, inc *incomplete) []snapshots.Table {
+	out := []snapshots.Table{}
+	seen := map[uint64]bool{self: true}
+	var handles []netnsHandle
+	pids, err := os.ReadDir(proc)
+	if err != nil {
+		inc.add("netns tables: %v", err)
+		return out
+	}
+	for _, e := range pids {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		ino, err := readNS(proc, e.Name(), "net")
+		if err != nil || seen[ino] {
+			continue // gone, a kernel thread without one, or known
+		}
+		seen[ino] = true
+		handles = append(handles, netnsHandle{ino: ino, path: filepath.Join(proc, e.Name(), "ns", "net"), via: "via pid " + strconv.Itoa(pid)})
+	}
+	mounts, err := mountinfo.GetMountsFromReader(mustOpen(filepath.Join(proc, "self", "mountinfo"), inc), mountinfo.FSTypeFilter("nsfs"))
+	if err == nil {
+		for _, m := range mounts {
+			ino, ok := nsInode(m.Root, "net")
+			if !ok || seen[ino] {
+				continue
+			}
+			seen[ino] = true
+			handles = append(handles, netnsHandle{ino: ino, path: m.Mountpoint, via: "at " + m.Mountpoint})
+		}
+	}
+	for _, h := range handles {
+		tables, err := tablesIn(h.path)
+		if err != nil {
+			if !gone(err) {
+				inc.add("netns tables: ns %d %s: %v", h.ino, h.via, err)
+			}
+			continue
+		}
+		for _, t := range tables {
+			if (roots.TablePrefix != "" && strings.HasPrefix(t.Name, roots.TablePrefix)) || strings.HasPrefix(t.Name, model.CRIUTablePrefix) {
+				out = append(out, snapshots.Table{Family: FamilyName(t.Family), Name: t.Name,
+					Netns: "ns " + strconv.FormatUint(h.ino, 10) + " " + h.via})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b snapshots.Table) int {
+		return cmp.Or(strings.Compare(a.Family, b.Family), strings.Compare(a.Name, b.Name), strings.Compare(a.Netns, b.Netns))
+	})
+	return out
+}
+
+type netnsHandle struct {
+	ino  uint64
+	path string // a file that names the namespace: /proc/<pid>/ns/net or an nsfs mount
+	via  string
+}
+
+// tablesIn lists the nftables tables of the network namespace named by path.
+func tablesIn(path string) ([]*nftables.Table, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	conn, err := nftables.New(nftables.WithNetNSFd(fd))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.CloseLasting()
+	return conn.ListTables()
+}
+
+// nsInode parses an nsfs mount's root ("net:[4026531840]").
+func nsInode(root, kind string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(root, "/"), kind+":[")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSuffix(rest, "]"), 10, 64)
+	return n, err == nil
+}
+
+func mustOpen(path string, inc *incomplete) io.Reader {
+	f, err := os.ReadFile(path)
+	if err != nil {
+		inc.add("netns tables: %v", err)
+		return strings.NewReader("")
+	}
+	return bytes.NewReader(f)
 }

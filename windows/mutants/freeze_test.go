@@ -1,15 +1,20 @@
 package mutants_test
 
 import (
+	"github.com/onsi/ginkgo/v2"
+
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/moby/sys/mountinfo"
 
 	"faultwin/criteria"
 	"faultwin/model"
@@ -87,4 +92,36 @@ func (f *frozen) thaw() error {
 		}
 	}
 	return os.Remove(f.dir)
+}
+
+// holders are the processes holdNetns started; restoreHost kills them
+// first, so the namespaces they hold go before the host is judged clean.
+var holders []*exec.Cmd
+
+// holdNetns starts, for every network namespace bound under the run's state
+// dir, a process of the harness's living in it (nsenter, untagged: no run
+// owns it); restoreHost kills it.
+func holdNetns(ctx context.Context, sc model.Scope) error {
+	ms, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("nsfs"))
+	if err != nil {
+		return err
+	}
+	held := 0
+	for _, m := range ms {
+		if !model.Below(m.Mountpoint, sc.StateDir) || !strings.HasPrefix(m.Root, "net:") {
+			continue
+		}
+		cmd := exec.Command("/usr/bin/nsenter", "--net="+m.Mountpoint, "/bin/sleep", "600")
+		cmd.Env = []string{}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("holding %s: %w", m.Mountpoint, err)
+		}
+		holders = append(holders, cmd)
+		ginkgo.GinkgoWriter.Printf("holding netns %s with pid %d\n", m.Mountpoint, cmd.Process.Pid)
+		held++
+	}
+	if held == 0 {
+		return fmt.Errorf("no network namespace bound under %s to hold", sc.StateDir)
+	}
+	return nil
 }
