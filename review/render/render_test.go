@@ -90,7 +90,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run `go test ./reports/render -update` to create it)", err)
+		t.Fatalf("%v (run `go test ./review/render -args -update` to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file; if the change is intended, rerun with -update and review the diff.\ngot:\n%s", path, got)
