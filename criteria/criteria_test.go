@@ -553,3 +553,12 @@ func TestPrepareFailureNamedFirst(t *testing.T) {
 	NewWithT(t).Expect(v.Status).To(Equal(model.StatusError))
 	NewWithT(t).Expect(v.Reason).To(HavePrefix("precondition not reached: fork/exec ./bin/refsup"))
 }
+
+// A second sweep that still removes a cgroup did work: P6 is false.
+func TestP6SecondSweepRemovesCgroup(t *testing.T) {
+	in := passing(t)
+	in.Sweep2.CgroupsRemoved = []string{"/sys/fs/cgroup/pids/faultwin/r1/s1"}
+	r := result(t, in, model.P6)
+	NewWithT(t).Expect(r).NotTo(Hold())
+	NewWithT(t).Expect(r).To(HaveEvidence("second sweep removed cgroup /sys/fs/cgroup/pids/faultwin/r1/s1"))
+}

@@ -74,6 +74,9 @@ func sweepActions(which string, r model.SweepReport) []string {
 	for _, s := range r.SysctlsRestored {
 		out = append(out, which+" restored sysctl "+s)
 	}
+	for _, cg := range r.CgroupsRemoved {
+		out = append(out, which+" removed cgroup "+cg)
+	}
 	if r.LedgerRemoved {
 		out = append(out, which+" removed the ledger")
 	}

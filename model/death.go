@@ -57,6 +57,7 @@ type SweepReport struct {
 	TablesDeleted   []string        `json:"tables_deleted"`
 	FilesRemoved    []string        `json:"files_removed"`
 	SysctlsRestored []string        `json:"sysctls_restored"`
+	CgroupsRemoved  []string        `json:"cgroups_removed,omitempty"`
 	LedgerRemoved   bool            `json:"ledger_removed"`
 	Survivors       []Killed        `json:"survivors"`
 	Refused         []Refusal       `json:"refused"`
@@ -68,5 +69,5 @@ type SweepReport struct {
 func (r SweepReport) Empty() bool {
 	return len(r.Killed) == 0 && len(r.Unmounted) == 0 && len(r.LinksDeleted) == 0 &&
 		len(r.TablesDeleted) == 0 && len(r.FilesRemoved) == 0 && len(r.SysctlsRestored) == 0 &&
-		!r.LedgerRemoved
+		len(r.CgroupsRemoved) == 0 && !r.LedgerRemoved
 }
