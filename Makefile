@@ -73,7 +73,7 @@ windows: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
 	FAULTWIN_RESULTS=$(abspath $(RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
-	  --junit-report=$(OUT)/windows-junit.xml --json-report=$(OUT)/windows-report.json ./windows
+	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows
 
 ## test: everything CI runs: unit and integration tests, every window, every mutant, replay of results/
 test: deps lint build hostcheck unit windows mutants replay
@@ -110,7 +110,7 @@ mutants: build hostcheck $(GINKGO)
 	@mkdir -p $(MUTANT_RESULTS)
 	FAULTWIN_MUTANT_RESULTS=$(abspath $(MUTANT_RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter=mutant \
-	  --junit-report=$(OUT)/mutants-junit.xml ./windows/mutants
+	  --output-dir=$(OUT) --junit-report=mutants-junit.xml ./windows/mutants
 
 clean:
 	rm -rf $(BIN) $(OUT)

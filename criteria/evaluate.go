@@ -22,7 +22,7 @@ var evaluators = map[string]func(*ctx) Result{
 
 // IDs returns every criterion id this package can judge, gatekeepers first.
 func IDs() []string {
-	return []string{model.PRE, model.F1, model.P1, model.P2, model.P3, model.P4, model.P5, model.P6, model.O1, model.H1}
+	return append([]string{model.PRE}, model.CriterionIDs...)
 }
 
 // Known reports whether id names a criterion this package can judge.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"faultwin/fixtures/refsup/mounts"
-	"faultwin/fixtures/refsup/netw"
+	"faultwin/fixtures/refsup/network"
 )
 
 // Each known-bug switch must reintroduce a defect the harness can see. These
@@ -169,7 +169,7 @@ func TestBugLeaveTableAndIPForward(t *testing.T) {
 	if e.fwd != "0" {
 		// The defect shows only as a flip from 0: start from 0; the end of
 		// the test writes the host's own value (e.fwd) back.
-		if err := netw.WriteSysctl(netw.IPForward, "0"); err != nil {
+		if err := network.WriteSysctl(network.IPForward, "0"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,10 +177,10 @@ func TestBugLeaveTableAndIPForward(t *testing.T) {
 	e.create()
 	e.killDaemon()
 	e.sweep("REFSUP_BUGS=leave-table,leave-ip-forward")
-	ok, _ := netw.TableExists(e.lay.Table())
-	fwd, _ := netw.ReadSysctl(netw.IPForward)
-	_, _ = netw.DeleteTable(e.lay.Table())
-	_ = netw.WriteSysctl(netw.IPForward, e.fwd)
+	ok, _ := network.TableExists(e.lay.Table())
+	fwd, _ := network.ReadSysctl(network.IPForward)
+	_, _ = network.DeleteTable(e.lay.Table())
+	_ = network.WriteSysctl(network.IPForward, e.fwd)
 	if !ok || fwd != "1" {
 		t.Fatalf("table left=%v ip_forward=%s: both defects should show", ok, fwd)
 	}

@@ -20,11 +20,11 @@ import (
 	"faultwin/fixtures/refsup/cgroups"
 	"faultwin/fixtures/refsup/criu"
 	"faultwin/fixtures/refsup/faults"
-	"faultwin/fixtures/refsup/fsx"
 	"faultwin/fixtures/refsup/mounts"
-	"faultwin/fixtures/refsup/netw"
+	"faultwin/fixtures/refsup/network"
 	"faultwin/fixtures/refsup/paths"
 	"faultwin/fixtures/refsup/proc"
+	"faultwin/fixtures/refsup/removal"
 )
 
 // testRoot is where every integration test keeps its state roots.
@@ -96,7 +96,7 @@ func newEnv(t *testing.T) *env {
 	if e.lay, err = paths.NewLayout(e.root, e.run); err != nil {
 		t.Fatal(err)
 	}
-	e.fwd, _ = netw.ReadSysctl(netw.IPForward)
+	e.fwd, _ = network.ReadSysctl(network.IPForward)
 	t.Cleanup(e.cleanup)
 	return e
 }
@@ -116,18 +116,18 @@ func (e *env) cleanup() {
 		_, _, _ = mounts.Unmount(e.decoyMnt[i])
 	}
 	os.Remove(e.lay.Ledger()) // only left behind by tests that refuse on purpose
-	if _, err := fsx.RemoveTree(e.root); err != nil {
+	if _, err := removal.RemoveTree(e.root); err != nil {
 		e.t.Errorf("cleanup: %v", err)
 	}
 	if e.fwd != "" {
-		if cur, _ := netw.ReadSysctl(netw.IPForward); cur != e.fwd {
+		if cur, _ := network.ReadSysctl(network.IPForward); cur != e.fwd {
 			// ip_forward is host-global: another faultwin run on this host
 			// may have changed it meanwhile, and then it is not ours to judge.
 			if others := otherRuns(e.run); len(others) > 0 {
 				e.t.Logf("ip_forward is %s after the test, was %s; other runs live: %v", cur, e.fwd, others)
 			} else {
 				e.t.Errorf("ip_forward is %s after the test, was %s", cur, e.fwd)
-				_ = netw.WriteSysctl(netw.IPForward, e.fwd)
+				_ = network.WriteSysctl(network.IPForward, e.fwd)
 			}
 		}
 	}
@@ -337,11 +337,11 @@ func (e *env) leftovers(except ...string) leftovers {
 		}
 	}
 	for l := range e.links {
-		if netw.LinkOfRun(l, e.lay.Tag(), "") {
+		if network.LinkOfRun(l, e.lay.Tag(), "") {
 			out.Links = append(out.Links, l)
 		}
 	}
-	out.Table, _ = netw.TableExists(e.lay.Table())
+	out.Table, _ = network.TableExists(e.lay.Table())
 	_, err = os.Stat(e.lay.Ledger())
 	out.Ledger = !errors.Is(err, os.ErrNotExist)
 	for _, h := range hierarchies(e.t) {

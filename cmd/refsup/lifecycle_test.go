@@ -8,7 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"faultwin/fixtures/refsup/api"
-	"faultwin/fixtures/refsup/netw"
+	"faultwin/fixtures/refsup/network"
 )
 
 // stable returns the in-namespace pids of a session's long-lived processes
@@ -65,10 +65,10 @@ func TestCreateCheckpointRestoreDestroy(t *testing.T) {
 	if len(addrs) != 1 || addrs[0].IPNet.String() != r.Addr {
 		t.Errorf("veth %s addresses %v, want %s", r.Veth, addrs, r.Addr)
 	}
-	if ok, _ := netw.TableExists(e.lay.Table()); !ok {
+	if ok, _ := network.TableExists(e.lay.Table()); !ok {
 		t.Errorf("table %s missing", e.lay.Table())
 	}
-	c, err := net.DialTimeout("tcp", net.JoinHostPort(netw.PeerAddr(netw.PeerAddrN(r.Veth)).IP.String(), "9"), 300e6)
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(network.PeerAddr(network.PeerAddrN(r.Veth)).IP.String(), "9"), 300e6)
 	if c != nil {
 		c.Close()
 	}

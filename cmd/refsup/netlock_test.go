@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"faultwin/fixtures/refsup/criu"
-	"faultwin/fixtures/refsup/netw"
+	"faultwin/fixtures/refsup/network"
 )
 
 // What CRIU 4.2.1 does with its network lock in nftables mode, measured on
@@ -75,9 +75,9 @@ func (e *env) holdNetns(sid string) string {
 	}
 	p := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())
 	e.t.Cleanup(func() {
-		names, _ := netw.CRIUTables(p)
+		names, _ := network.CRIUTables(p)
 		for _, n := range names {
-			_, _ = netw.DeleteCRIUTable(p, n)
+			_, _ = network.DeleteCRIUTable(p, n)
 		}
 		f.Close()
 	})
@@ -98,14 +98,14 @@ func testCRIULockLeft(t *testing.T, point string, bug bool) {
 	if len(locks) != 1 || locks[0].Netns != e.lay.Netns(s.Session) || len(locks[0].RunIDs) == 0 {
 		t.Fatalf("recorded CRIU network locks: %+v", locks)
 	}
-	names, err := netw.CRIUTables(ns)
+	names, err := network.CRIUTables(ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 1 || !netw.CRIUTableOf(names[0], locks[0].RunIDs) {
+	if len(names) != 1 || !network.CRIUTableOf(names[0], locks[0].RunIDs) {
 		t.Fatalf("CRIU tables in the session's netns: %v, want one of run ids %v", names, locks[0].RunIDs)
 	}
-	if host, _ := netw.CRIUTables(""); len(host) != 0 {
+	if host, _ := network.CRIUTables(""); len(host) != 0 {
 		t.Errorf("CRIU tables in the host netns: %v", host)
 	}
 	var envv []string
@@ -113,7 +113,7 @@ func testCRIULockLeft(t *testing.T, point string, bug bool) {
 		envv = append(envv, "REFSUP_BUGS=leave-criu-table")
 	}
 	rep := e.sweep(envv...)
-	after, err := netw.CRIUTables(ns)
+	after, err := network.CRIUTables(ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +166,10 @@ func TestCRIULockLifecycle(t *testing.T) {
 	if locks := e.ownedLocks(); len(locks) != 0 {
 		t.Errorf("after the restore: recorded locks %+v", locks)
 	}
-	if names, _ := netw.CRIUTables(e.lay.Netns(r.Session)); len(names) != 0 {
+	if names, _ := network.CRIUTables(e.lay.Netns(r.Session)); len(names) != 0 {
 		t.Errorf("CRIU tables in the clone's netns: %v", names)
 	}
-	if names, _ := netw.CRIUTables(""); len(names) != 0 {
+	if names, _ := network.CRIUTables(""); len(names) != 0 {
 		t.Errorf("CRIU tables in the host netns: %v", names)
 	}
 	e.killDaemon()
@@ -194,16 +194,16 @@ func TestSweepCRIUTablesOnlyTheRuns(t *testing.T) {
 	if len(locks) != 1 || len(locks[0].RunIDs) < 2 {
 		t.Fatalf("recorded CRIU network locks: %+v", locks)
 	}
-	mine := netw.CRIUTableName(locks[0].RunIDs[0])
-	other := netw.CRIUTableName("0badc0de-" + randID(2) + "-4000-8000-000000000000")
+	mine := network.CRIUTableName(locks[0].RunIDs[0])
+	other := network.CRIUTableName("0badc0de-" + randID(2) + "-4000-8000-000000000000")
 	for _, n := range []string{mine, other} {
-		if err := netw.AddEmptyInetTable("", n); err != nil {
+		if err := network.AddEmptyInetTable("", n); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _, _ = netw.DeleteCRIUTable("", n) })
+		t.Cleanup(func() { _, _ = network.DeleteCRIUTable("", n) })
 	}
 	rep := e.sweep()
-	host, err := netw.CRIUTables("")
+	host, err := network.CRIUTables("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"faultwin/fixtures/refsup/cgroups"
 	"faultwin/fixtures/refsup/ledger"
 	"faultwin/fixtures/refsup/mounts"
-	"faultwin/fixtures/refsup/netw"
+	"faultwin/fixtures/refsup/network"
 )
 
 // TestSweepAfterDaemonKill kills the daemon with one cold and two restored
@@ -113,7 +113,7 @@ func TestSweepRefusesMaliciousLedger(t *testing.T) {
 	}
 	outside := filepath.Join(e.root, "outside")
 	e.decoyTmpfs(outside)
-	fwd, _ := netw.ReadSysctl(netw.IPForward)
+	fwd, _ := network.ReadSysctl(network.IPForward)
 	// a sibling run's cgroup (r<N>0 shares r<N>'s prefix), which must survive
 	h := hierarchies(t)[0]
 	sibling := h.SessionDir(e.run+"0", "s1")
@@ -157,10 +157,10 @@ func TestSweepRefusesMaliciousLedger(t *testing.T) {
 			t.Errorf("refusal without a reason: %+v", r)
 		}
 	}
-	if !mounts.Mounted(outside) || !mounts.Mounted("/proc") || !netw.LinkExists("lo") || !alive(t, 1) {
+	if !mounts.Mounted(outside) || !mounts.Mounted("/proc") || !network.LinkExists("lo") || !alive(t, 1) {
 		t.Error("something the ledger named was touched")
 	}
-	if cur, _ := netw.ReadSysctl(netw.IPForward); cur != fwd {
+	if cur, _ := network.ReadSysctl(network.IPForward); cur != fwd {
 		t.Errorf("ip_forward changed to %s", cur)
 	}
 	if _, err := os.Stat(e.lay.Ledger()); err != nil {
