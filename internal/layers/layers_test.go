@@ -31,7 +31,7 @@ var rule = map[string][]string{
 	"internal/gitcmd":     {},
 	"internal/layers":     {},
 	"scripts/testsummary": {},
-	"cmd/faultwin":        {"criteria/...", "doctor", "model", "review/...", "rows", "runner", "snapshots/..."},
+	"cmd/faultwin":        {"criteria/...", "definitions", "doctor", "model", "review/...", "rows", "runner", "snapshots/..."},
 	"windows":             {"criteria/...", "model", "runner", "windows/suite"},
 	"windows/mutants":     {"criteria/...", "model", "runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
 	"windows/suite":       {},
