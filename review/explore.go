@@ -100,7 +100,9 @@ func MapKills(rs []rows.Row) ([]KillMap, []error) {
 		f := r.Window.Family
 		if byFam[f] == nil {
 			byFam[f] = map[int]*Instant{}
-			points[f] = r.Window.Fault.String()
+			fl := r.Window.Fault
+			fl.DelayMS = 0
+			points[f] = fl.String()
 		}
 		in := byFam[f][d]
 		if in == nil {

@@ -16,6 +16,7 @@ var pageSource string
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"class":  statusClass,
+	"sub":    func(a, b int) int { return a - b },
 	"hash":   shortHash,
 	"spread": spread,
 	"stamp":  stamp,
@@ -63,9 +64,10 @@ func statusClass(status string) string {
 // windows-by-runs grid with empty slots filled in.
 type htmlView struct {
 	*Report
-	Rule  string
-	Grid  []gridRow
-	Cells []Cell // every cell, for the detail sections
+	Rule     string
+	Grid     []gridRow
+	Cells    []Cell // every cell, for the detail sections
+	KillMaps []killMapView
 }
 
 type gridRow struct {
@@ -84,7 +86,7 @@ type slot struct {
 // per-row detail sections, so the page works without script; with script,
 // a click shows the row's criteria and evidence in a panel beside the map.
 func HTML(w io.Writer, r *Report) error {
-	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + "."}
+	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + ".", KillMaps: killMaps(r.Files)}
 	for _, id := range r.Windows {
 		g := gridRow{Window: id, Name: windowName(r, id)}
 		for _, run := range r.Runs {
