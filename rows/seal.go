@@ -58,6 +58,49 @@ type OpenMark struct {
 	At   time.Time `json:"at"`   // when the session's first row was written (UTC)
 	Rows int       `json:"rows"` // rows in the file before this marker
 	Last string    `json:"last"` // Hash of the file's last row before it, "" if none
+	// Shard is set by `faultwin soak --shard k/n` only: the session's rows
+	// are shard k of n of a soak, and the session's j-th row (0-based) is
+	// the j-th (window, pass) pair the shard rule gives that shard. Absent
+	// (omitempty) from every other open marker, so markers written before
+	// it existed read and hash exactly as they did.
+	Shard *ShardMark `json:"shard,omitempty"`
+}
+
+// ShardMark says which slice of a sharded soak a session's rows are. Every
+// shard of one soak records the same N, Passes, Windows and Rule; only K
+// differs. The rows package only stores it: review.ShardPairs computes the
+// (window, pass) pairs from it.
+type ShardMark struct {
+	K       int      `json:"k"`       // this shard, 1..N
+	N       int      `json:"n"`       // shards in the soak
+	Passes  int      `json:"passes"`  // passes of the whole soak (soak -n)
+	Windows []string `json:"windows"` // the soak's selected window ids, in natural order
+	Rule    string   `json:"rule"`    // the rule assigning pairs to shards (review.ShardRule)
+}
+
+// StartSession writes the session's open marker now, carrying shard (nil
+// for none), instead of letting the session's first Append write a plain
+// one. It refuses a session already open. Call it just before the first
+// row, so a session that never writes a row leaves at most an open marker
+// that Close seals with zero rows.
+func (w *Writer) StartSession(shard *ShardMark) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if w.open != nil {
+		return fmt.Errorf("%s: a session is open already", w.path)
+	}
+	m, line, err := newMarker(Marker{Open: &OpenMark{At: time.Now().UTC(), Rows: w.rows, Last: w.last, Shard: shard}}, w.lastLine)
+	if err != nil {
+		return fmt.Errorf("%s: open marker: %w", w.path, err)
+	}
+	if err := w.write(line); err != nil {
+		return err
+	}
+	w.open, w.lastLine, w.session = &m, m.Hash, 0
+	return nil
 }
 
 // Seal ends a session.

@@ -27,6 +27,7 @@ func verbs() map[string]verb {
 		"seal":      {"seal a rows file's last session as unfinished after its harness died", runSeal},
 		"report":    {"render rows as Markdown or one self-contained HTML page", runReport},
 		"soak":      {"run the selected windows N times; per-window pass rates", runSoak},
+		"merge":     {"check and summarise the rows files of a sharded soak (soak --shard) together", runMerge},
 		"explore":   {"map a timed window: kill at every delay of a range, bisect the boundaries between outcomes", runExplore},
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"faultwin/criteria"
@@ -16,7 +18,7 @@ import (
 	"faultwin/snapshots/host"
 )
 
-const soakUsage = `usage: faultwin soak [-n 20] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
+const soakUsage = `usage: faultwin soak [-n 20] [--shard k/n] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
        faultwin soak --summary FILE|DIR...
 
 Runs N full passes over the selected windows, one at a time, appending every
@@ -36,6 +38,16 @@ nothing about the supervisor, so they are excluded from the rate and counted
 apart. --summary prints the same summary for rs already written, per file,
 without running anything.
 
+--shard k/n runs shard k of n of the soak, so n machines share one soak:
+every shard selects the same windows with the same -n, numbers the soak's
+(window, pass) pairs in pass-major order (pass 1's windows in natural
+order, then pass 2's, ...) and runs pair i when (i mod n)+1 = k, in that
+order. Shard sizes differ by at most one pair. The session's open marker
+records the shard (k, n, passes, windows, rule), so each row's shard and
+pass follow from the marker and the row's place after it; the rows
+themselves are unchanged. faultwin merge checks and summarises the shards'
+files together.
+
 The rows are one session of the results file, sealed when the soak ends
 (see faultwin replay -h); a file whose last session has no seal is refused.
 
@@ -52,6 +64,7 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	fs.Usage = func() { fmt.Fprint(stdout, soakUsage); fs.PrintDefaults() }
 	n := fs.Int("n", 20, "full passes over the selected windows")
 	summary := fs.Bool("summary", false, "summarise the rows of FILE|DIR... instead of running")
+	shardFlag := fs.String("shard", "", "run shard `k/n` of the soak's (window, pass) pairs (1 <= k <= n)")
 	wf := addWindowFlags(fs, "out/soak.jsonl")
 	if err := fs.Parse(args); err != nil {
 		return helpOK(err)
@@ -65,46 +78,93 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	if *n < 1 {
 		return fmt.Errorf("soak: -n %d: want at least one pass", *n)
 	}
+	var shard *review.Shard
+	if *shardFlag != "" {
+		sh, err := review.ParseShard(*shardFlag)
+		if err != nil {
+			return fmt.Errorf("soak: %w", err)
+		}
+		shard = &sh
+	}
 	s, err := wf.open(stdout)
 	if err != nil {
 		return err
 	}
 	defer func() { err = closeSession(s, err) }()
-	return soak(ctx, stdout, s, *n)
+	return soakShard(ctx, stdout, s, *n, shard)
 }
 
+// soak runs every (window, pass) pair of an n-pass soak.
 func soak(ctx context.Context, stdout io.Writer, s *windowSession, n int) error {
-	total := n * len(s.windows)
-	fmt.Fprintf(stdout, "soak: %d passes over %d windows, %d rows, appended to %s\n", n, len(s.windows), total, s.Results)
-	var rs []rows.Row
-	t0 := time.Now()
-	for k := 1; k <= n; k++ {
-		for _, win := range s.windows {
-			if ctx.Err() != nil {
-				fmt.Fprintf(stdout, "soak: interrupted after %d of %d rows\n", len(rs), total)
-				serr := s.Seal(fmt.Sprintf("soak interrupted after %d of %d rows: %v", len(rs), total, ctx.Err()))
-				return errors.Join(ctx.Err(), soakEnd(stdout, s, rs, t0), serr)
-			}
-			o, err := s.runner.Run(ctx, win)
-			if err != nil {
-				o = harnessOutcome(win, err)
-			}
-			row, err := s.Record(o)
-			if err != nil {
-				// Without a place to write evidence the soak measures
-				// nothing more: stop, and say so as a harness error.
-				msg := fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, k, err)
-				serr := soakEnd(stdout, s, rs, t0)
-				return errors.Join(statusExit{3, msg}, serr, s.Seal("stopped: "+msg))
-			}
-			rs = append(rs, *row)
-			done := len(rs)
-			eta := time.Duration(float64(time.Since(t0)) / float64(done) * float64(total-done))
-			fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %5.1fs load %.2f eta %s\n", k, n, win.ID, row.Status,
-				row.Run.Finished.Sub(row.Run.Started).Seconds(), row.Host.LoadBefore[0], clock(eta))
-		}
+	return soakShard(ctx, stdout, s, n, nil)
+}
+
+// soakShard runs the pairs of an n-pass soak that shard runs (all of them
+// when shard is nil), in pass-major order. A shard's session opens with a
+// marker recording the shard, so merge can tell each row's pair.
+func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, shard *review.Shard) error {
+	byID := map[string]model.Window{}
+	var ids []string
+	for _, w := range s.windows {
+		byID[w.ID] = w
+		ids = append(ids, w.ID)
 	}
-	return soakEnd(stdout, s, rs, t0)
+	plan := review.AllPairs(ids, n)
+	var mark *rows.ShardMark
+	if shard != nil {
+		plan = review.ShardPairs(ids, n, *shard)
+		if len(plan) == 0 {
+			return fmt.Errorf("soak: --shard %s: the soak has %d pairs (%d passes x %d windows), fewer than %d shards, so shard %d has none; raise -n or lower n",
+				shard, n*len(ids), n, len(ids), shard.N, shard.K)
+		}
+		mark = &rows.ShardMark{K: shard.K, N: shard.N, Passes: n, Windows: ids, Rule: review.ShardRule}
+	}
+	total := len(plan)
+	if shard != nil {
+		fmt.Fprintf(stdout, "soak: shard %s (%s): %d of the %d rows of %d passes over %d windows, appended to %s\n",
+			shard, review.ShardRule, total, n*len(ids), n, len(ids), s.Results)
+	} else {
+		fmt.Fprintf(stdout, "soak: %d passes over %d windows, %d rows, appended to %s\n", n, len(s.windows), total, s.Results)
+	}
+	var rs []rows.Row
+	var passes []int
+	t0 := time.Now()
+	for _, p := range plan {
+		win := byID[p.Window]
+		if ctx.Err() != nil {
+			fmt.Fprintf(stdout, "soak: interrupted after %d of %d rows\n", len(rs), total)
+			serr := s.Seal(fmt.Sprintf("soak interrupted after %d of %d rows: %v", len(rs), total, ctx.Err()))
+			return errors.Join(ctx.Err(), soakEnd(stdout, s, rs, passes, t0), serr)
+		}
+		o, rerr := s.runner.Run(ctx, win)
+		if rerr != nil {
+			o = harnessOutcome(win, rerr)
+		}
+		var err error
+		if mark != nil && len(rs) == 0 {
+			// The shard's facts go in the session's open marker, written
+			// just before its first row.
+			err = s.Rows.StartSession(mark)
+		}
+		var row *rows.Row
+		if err == nil {
+			row, err = s.Record(o)
+		}
+		if err != nil {
+			// Without a place to write evidence the soak measures
+			// nothing more: stop, and say so as a harness error.
+			msg := fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, p.Pass, err)
+			serr := soakEnd(stdout, s, rs, passes, t0)
+			return errors.Join(statusExit{3, msg}, serr, s.Seal("stopped: "+msg))
+		}
+		rs = append(rs, *row)
+		passes = append(passes, p.Pass)
+		done := len(rs)
+		eta := time.Duration(float64(time.Since(t0)) / float64(done) * float64(total-done))
+		fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %5.1fs load %.2f eta %s\n", p.Pass, n, win.ID, row.Status,
+			row.Run.Finished.Sub(row.Run.Started).Seconds(), row.Host.LoadBefore[0], clock(eta))
+	}
+	return soakEnd(stdout, s, rs, passes, t0)
 }
 
 // harnessOutcome stands in for a window the runner could not run at all,
@@ -122,10 +182,10 @@ func harnessOutcome(w model.Window, err error) *runner.Outcome {
 }
 
 // soakEnd prints the summary of this soak's rows and returns its exit.
-func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, t0 time.Time) error {
+func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, passes []int, t0 time.Time) error {
 	fmt.Fprintf(stdout, "\nsoak: %d rows in %s, appended to %s (last hash %s)\n", len(rs),
 		time.Since(t0).Round(time.Second), s.Results, s.Rows.Last())
-	if err := review.WriteSummary(stdout, review.Summarize(rs)); err != nil {
+	if err := review.WriteSummary(stdout, review.SummarizePasses(rs, passes)); err != nil {
 		return err
 	}
 	if len(rs) == 0 {
@@ -160,8 +220,15 @@ func soakSummary(stdout io.Writer, args []string) error {
 			state += ", " + review.SealText(seal)
 			unsealed = append(unsealed, review.SealProblems(p, seal)...)
 		}
-		fmt.Fprintf(stdout, "%s: %d rows, %d passes, %s\n", p, len(rs), maxPass(rs), state)
-		if err := review.WriteSummary(stdout, review.Summarize(rs)); err != nil {
+		sums := review.Summarize(rs)
+		passes := maxPass(rs)
+		if sp, ok := review.ShardPasses(c); ok {
+			// A shard's rows: numbered by the shard rule, not file order.
+			sums, passes = review.SummarizePasses(rs, sp), slices.Max(sp)
+			state += ", shard " + shardText(c)
+		}
+		fmt.Fprintf(stdout, "%s: %d rows, %d passes, %s\n", p, len(rs), passes, state)
+		if err := review.WriteSummary(stdout, sums); err != nil {
 			return err
 		}
 		all = append(all, rs...)
@@ -205,4 +272,15 @@ func clock(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
 	}
 	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+// shardText names the shards of a file's shard sessions: "2/4".
+func shardText(c *rows.Contents) string {
+	var out []string
+	for _, m := range c.Markers {
+		if m.Open != nil && m.Open.Shard != nil {
+			out = append(out, fmt.Sprintf("%d/%d", m.Open.Shard.K, m.Open.Shard.N))
+		}
+	}
+	return strings.Join(out, ", ")
 }
