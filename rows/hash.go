@@ -91,7 +91,8 @@ func (e *ChainError) Error() string {
 	return fmt.Sprintf("row %d (%s): %s", e.Row, e.ID, e.Problem)
 }
 
-// VerifyChain checks that every row's Hash matches its content and that
+// VerifyChain checks that every row's Hash matches its content (as a plain
+// or a compact row: ComputeHash or ComputeCompactHash) and that
 // each row's Prev is the previous row's Hash (the first's is ""). An edited
 // row fails its own hash; a removed, inserted or reordered row breaks the
 // Prev link of the row after it. Removing rows from the end of a file leaves
@@ -118,6 +119,13 @@ func checkRow(r Row, n, line int, prev string) error {
 	h, err := ComputeHash(r)
 	if err != nil {
 		return bad("cannot encode: %v", err)
+	}
+	if h != r.Hash {
+		// A row read from a compact file is hashed over its line with
+		// references (see compact.go).
+		if ch, err := ComputeCompactHash(r); err == nil && ch == r.Hash {
+			h = ch
+		}
 	}
 	if h != r.Hash {
 		return bad("hash %s does not match its content (%s): the row was edited after it was written", ShortHash(r.Hash), ShortHash(h))

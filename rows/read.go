@@ -2,6 +2,8 @@ package rows
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +25,12 @@ func Read(path string) ([]Row, error) {
 // ReadContents reads a JSONL file as Read does and returns its rows and its
 // markers with their lines. On an error, Contents holds the lines before
 // the bad one.
+//
+// A gzip-compressed file (told by its first bytes, whatever its name) is
+// read member by member, its lines numbered as `zcat` shows them; a member
+// cut short (an interrupted write) is an error naming its byte offset.
+// Compact rows (see compact.go) are expanded to full rows, each blob
+// checked against its sha256, in plain and compressed files alike.
 func ReadContents(path string) (*Contents, error) {
 	c := &Contents{Path: path}
 	f, err := os.Open(path)
@@ -30,46 +38,135 @@ func ReadContents(path string) (*Contents, error) {
 		return c, err
 	}
 	defer f.Close()
+	return c, readContents(c, f)
+}
+
+// readContents reads the lines of f into c.
+func readContents(c *Contents, f io.Reader) error {
+	path := c.Path
 	br := bufio.NewReaderSize(f, 1<<20)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		return readGzip(c, br)
+	}
+	lr := &lineReader{c: c, blobs: newBlobStore()}
 	var offset int64
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
 			if len(line) > 0 {
-				return c, fmt.Errorf("%s:%d: partial row without a newline at byte offset %d (an interrupted write)", path, n, offset)
+				return fmt.Errorf("%s:%d: partial row without a newline at byte offset %d (an interrupted write)", path, n, offset)
 			}
-			return c, nil
+			return nil
 		}
 		if err != nil {
-			return c, fmt.Errorf("%s:%d: %w", path, n, err)
+			return fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		offset += int64(len(line))
-		line = line[:len(line)-1]
-		if len(line) == 0 {
-			return c, fmt.Errorf("%s:%d: empty line (rows are never separated by blank lines)", path, n)
+		if err := lr.line(line[:len(line)-1], n); err != nil {
+			return err
 		}
+	}
+}
+
+// readGzip reads a gzip file member by member: each member holds whole
+// lines (a compact Writer writes one member per row or seal).
+func readGzip(c *Contents, br *bufio.Reader) error {
+	path := c.Path
+	lr := &lineReader{c: c, blobs: newBlobStore()}
+	cr := &countReader{r: br}
+	zbr := bufio.NewReaderSize(cr, 64<<10)
+	at := func() int64 { return cr.n - int64(zbr.Buffered()) }
+	n := 1
+	for member := 0; ; member++ {
+		start := at()
+		if _, err := zbr.Peek(1); errors.Is(err, io.EOF) {
+			return nil
+		}
+		z, err := gzip.NewReader(zbr)
+		if err == nil {
+			z.Multistream(false)
+			var b []byte
+			b, err = io.ReadAll(z)
+			if err == nil && len(b) > 0 && b[len(b)-1] != '\n' {
+				err = fmt.Errorf("its lines do not end in a newline")
+			}
+			if err == nil {
+				for len(b) > 0 {
+					i := bytes.IndexByte(b, '\n')
+					if lerr := lr.line(b[:i], n); lerr != nil {
+						return lerr
+					}
+					b = b[i+1:]
+					n++
+				}
+				continue
+			}
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s:%d: the gzip member at byte offset %d is cut short (an interrupted write, or the file was cut): keep a copy, then truncate the file to %d bytes", path, n, start, start)
+		}
+		return fmt.Errorf("%s:%d: gzip member %d at byte offset %d: %w (the compressed file was edited or damaged)", path, n, member+1, start, err)
+	}
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
+}
+
+// lineReader files each line of a file into its Contents.
+type lineReader struct {
+	c     *Contents
+	blobs *blobStore
+}
+
+func (lr *lineReader) line(line []byte, n int) error {
+	c, path := lr.c, lr.c.Path
+	if len(line) == 0 {
+		return fmt.Errorf("%s:%d: empty line (rows are never separated by blank lines)", path, n)
+	}
+	var r Row
+	switch compactKind(line) {
+	case kindBlob:
+		if err := lr.blobs.add(line); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		return nil
+	case kindCompactRow:
+		var err error
+		if r, err = lr.blobs.expand(line); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+	default:
 		if kindOf(line) != kindRow {
 			var m Marker
 			if err := decodeMarker(line, &m); err != nil {
-				return c, fmt.Errorf("%s:%d: %w", path, n, err)
+				return fmt.Errorf("%s:%d: %w", path, n, err)
 			}
 			if m.Schema != Schema {
-				return c, fmt.Errorf("%s:%d: marker schema %d; this faultwin reads schema %d", path, n, m.Schema, Schema)
+				return fmt.Errorf("%s:%d: marker schema %d; this faultwin reads schema %d", path, n, m.Schema, Schema)
 			}
 			m.Line = n
 			c.Markers = append(c.Markers, m)
-			continue
+			return nil
 		}
-		var r Row
 		if err := decodeRow(line, &r); err != nil {
-			return c, fmt.Errorf("%s:%d: %w", path, n, err)
+			return fmt.Errorf("%s:%d: %w", path, n, err)
 		}
-		if r.Schema != Schema {
-			return c, fmt.Errorf("%s:%d: row schema %d; this faultwin reads schema %d", path, n, r.Schema, Schema)
-		}
-		c.Rows = append(c.Rows, r)
-		c.RowLines = append(c.RowLines, n)
 	}
+	if r.Schema != Schema {
+		return fmt.Errorf("%s:%d: row schema %d; this faultwin reads schema %d", path, n, r.Schema, Schema)
+	}
+	c.Rows = append(c.Rows, r)
+	c.RowLines = append(c.RowLines, n)
+	return nil
 }
 
 // VerifyFile reads path and verifies its chain, markers included (see

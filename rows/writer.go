@@ -35,6 +35,11 @@ type Writer struct {
 	open     *Marker // this session's open marker, from its first row to its seal
 	session  int     // rows written since open
 	broken   error   // set by a failed write; the file is then left alone
+	// gz: the file is compact (a name ending in ".gz", see compact.go):
+	// each write is one gzip member and rows are stored by reference,
+	// their blobs encoded by enc.
+	gz  bool
+	enc *encoder
 }
 
 // Open opens path for appending, creating it (and its directory's entry,
@@ -44,6 +49,9 @@ type Writer struct {
 // last session has no seal: the harness that wrote it died, or the file was
 // cut. A legacy file (rows only, written before sealing) is appended to:
 // the new session's open marker follows its rows.
+//
+// A path ending in ".gz" is written compact (see compact.go): opening one
+// that exists reads and verifies all of it, blobs included.
 func Open(path string) (*Writer, error) {
 	return openLocked(path, false)
 }
@@ -59,7 +67,10 @@ func openLocked(path string, forSeal bool) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{path: path, f: f}
+	w := &Writer{path: path, f: f, gz: IsCompactPath(path)}
+	if w.gz {
+		w.enc = newEncoder()
+	}
 	err = w.lock()
 	if err == nil && !forSeal {
 		err = w.init()
@@ -89,6 +100,9 @@ func (w *Writer) lock() error {
 func (w *Writer) init() error {
 	if w.size == 0 {
 		return syncDir(filepath.Dir(w.path))
+	}
+	if w.gz {
+		return w.initCompact()
 	}
 	line, start, err := lastLine(w.f, w.size)
 	if err != nil {
@@ -247,16 +261,28 @@ func (w *Writer) Append(row *Row) error {
 	if err != nil {
 		return fmt.Errorf("%s: row not written: %w", w.path, err)
 	}
-	if n.Hash, err = ComputeHash(n); err != nil {
-		return fmt.Errorf("%s: row not written: %w", w.path, err)
+	var parts []part
+	if w.gz {
+		var lines []byte
+		if lines, parts, err = w.enc.compactRowLines(&n); err != nil {
+			return fmt.Errorf("%s: row not written: %w", w.path, err)
+		}
+		buf = append(buf, lines...)
+	} else {
+		if n.Hash, err = ComputeHash(n); err != nil {
+			return fmt.Errorf("%s: row not written: %w", w.path, err)
+		}
+		line, err := json.Marshal(n)
+		if err != nil {
+			return fmt.Errorf("%s: row not written: %w", w.path, err)
+		}
+		buf = append(append(buf, line...), '\n')
 	}
-	line, err := json.Marshal(n)
-	if err != nil {
-		return fmt.Errorf("%s: row not written: %w", w.path, err)
-	}
-	buf = append(append(buf, line...), '\n')
 	if err := w.write(buf); err != nil {
 		return err
+	}
+	if w.gz {
+		w.enc.seen(n.Window.ID, parts)
 	}
 	if open != nil {
 		w.open = open
@@ -279,9 +305,16 @@ func (w *Writer) usable() error {
 	return nil
 }
 
-// write appends whole lines with one write and fsyncs them. A failed write
-// is rolled back to the previous end of file; any failure breaks the Writer.
+// write appends whole lines with one write and fsyncs them; a compact
+// file's lines are written as one gzip member. A failed write is rolled
+// back to the previous end of file; any failure breaks the Writer.
 func (w *Writer) write(buf []byte) error {
+	if w.gz {
+		var err error
+		if buf, err = gzipMember(buf); err != nil {
+			return fmt.Errorf("%s: line not written: gzip: %w", w.path, err)
+		}
+	}
 	if k, err := w.f.Write(buf); err != nil || k != len(buf) {
 		if err == nil {
 			err = io.ErrShortWrite
@@ -370,5 +403,39 @@ func syncDir(dir string) error {
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("fsync %s: %w", dir, err)
 	}
+	return nil
+}
+
+// initCompact reads a compact file to its end, verifies it and takes its
+// state and its blobs (as delta bases) from it.
+func (w *Writer) initCompact() error {
+	c := &Contents{Path: w.path}
+	if err := readContents(c, io.NewSectionReader(w.f, 0, w.size)); err != nil {
+		return err
+	}
+	if err := c.Verify(); err != nil {
+		return fmt.Errorf("%s: does not verify, check it with `faultwin replay` before appending to it: %w", w.path, err)
+	}
+	s := c.Sealing()
+	if s.State == Unsealed {
+		u := s.Unsealed()[0]
+		e := &UnsealedError{Path: w.path, Line: u.Line, Rows: u.Rows}
+		if u.Open != nil {
+			e.Opened = u.Open.Open.At
+		}
+		return e
+	}
+	for _, r := range c.Rows {
+		_, parts, err := compactOf(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.path, err)
+		}
+		w.enc.seen(r.Window.ID, parts)
+	}
+	w.rows = len(c.Rows)
+	if w.rows > 0 {
+		w.last = c.Rows[w.rows-1].Hash
+	}
+	w.lastLine = c.lastHash()
 	return nil
 }

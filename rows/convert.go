@@ -1,0 +1,126 @@
+package rows
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"os"
+)
+
+// Converted is what Convert did.
+type Converted struct {
+	In, Out  string
+	Rows     int
+	InSHA256 string // of the input file's bytes
+	InLast   string // Hash of the input's last row
+	InState  SealState
+	Sessions int // the input's sessions
+	Note     string
+}
+
+// Convert writes every row of the file in into a new file out, in out's
+// form (compact for a name ending in ".gz", see Open), as one session.
+// It refuses an input that does not read to its end or verify, or has a
+// session without its seal, and an out that exists. Every row keeps its
+// content; Prev and Hash are recomputed, so out starts a new chain, which
+// proves only that out matched in when it was converted: the session's
+// seal note records in's name, sha256, row count and last row hash. After
+// writing, out is read back and verified and each row compared with in's;
+// on any failure out is removed.
+func Convert(in, out string) (*Converted, error) {
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		return nil, err
+	}
+	c, err := VerifyContents(in)
+	if err != nil {
+		return nil, fmt.Errorf("not converted: %w", err)
+	}
+	s := c.Sealing()
+	if s.State == Unsealed {
+		return nil, fmt.Errorf("not converted: %s has a session without its seal (line %d): replay it and seal it first", in, s.Unsealed()[0].Line)
+	}
+	if len(c.Rows) == 0 {
+		return nil, fmt.Errorf("not converted: %s holds no rows", in)
+	}
+	if _, err := os.Stat(out); err == nil {
+		return nil, fmt.Errorf("not converted: %s exists; convert into a new file", out)
+	}
+	sum := sha256.Sum256(raw)
+	cv := &Converted{In: in, Out: out, Rows: len(c.Rows), InSHA256: hex.EncodeToString(sum[:]),
+		InLast: c.Rows[len(c.Rows)-1].Hash, InState: s.State, Sessions: len(s.Sessions)}
+	cv.Note = fmt.Sprintf("converted from %s (sha256 %s, %d rows, %s, %d sessions, last row hash %s); rows re-chained: this file proves only that it matched that file when converted",
+		in, cv.InSHA256, cv.Rows, s.State, cv.Sessions, cv.InLast)
+	fail := func(err error) (*Converted, error) {
+		os.Remove(out)
+		return nil, fmt.Errorf("not converted: %w", err)
+	}
+	w, err := Open(out)
+	if err != nil {
+		return nil, fmt.Errorf("not converted: %w", err)
+	}
+	for _, r := range c.Rows {
+		r.Prev, r.Hash = "", ""
+		if err := w.Append(&r); err != nil {
+			w.Close()
+			return fail(err)
+		}
+	}
+	if err := w.Seal(cv.Note); err != nil {
+		w.Close()
+		return fail(err)
+	}
+	if err := w.Close(); err != nil {
+		return fail(err)
+	}
+	back, err := VerifyContents(out)
+	if err != nil {
+		return fail(fmt.Errorf("%s does not read back: %w", out, err))
+	}
+	if err := SameContent(c.Rows, back.Rows); err != nil {
+		return fail(fmt.Errorf("%s read back differs from %s: %w", out, in, err))
+	}
+	return cv, nil
+}
+
+// SameContent reports the first row of b whose content (its JSON with Prev
+// and Hash empty) differs from a's, or a different row count.
+func SameContent(a, b []Row) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("%d rows, want %d", len(b), len(a))
+	}
+	for i := range a {
+		x, err1 := mainOf(a[i])
+		y, err2 := mainOf(b[i])
+		if err := firstErr(err1, err2); err != nil {
+			return err
+		}
+		if !bytes.Equal(x, y) || !sameLogs(a[i].Logs, b[i].Logs) {
+			return fmt.Errorf("row %d (%s) differs", i+1, a[i].Window.ID)
+		}
+	}
+	return nil
+}
+
+func sameLogs(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
