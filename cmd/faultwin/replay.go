@@ -18,7 +18,8 @@ import (
 const replayUsage = `usage: faultwin replay FILE|DIR...
 
 Re-judges every row of each JSONL file (a directory stands for its *.jsonl
-files) without root and without touching the host: checks the hash chain,
+and *.jsonl.gz files; a .jsonl.gz file holds compact rows, see faultwin
+compact -h) without root and without touching the host: checks the hash chain,
 each window definition against its hash, and recomputes every criterion and
 the status from the row's stored input. Prints a per-window table per file
 (statuses as recorded, whether the re-judgement agrees), then each
@@ -142,7 +143,7 @@ func runSeal(_ context.Context, stdout io.Writer, args []string) error {
 }
 
 // jsonlFiles expands the arguments: a file stands for itself, a directory
-// for its *.jsonl files in name order. Naming nothing is an error, so a
+// for its *.jsonl and *.jsonl.gz (compact) files in name order. Naming nothing is an error, so a
 // typo cannot turn into a check of zero files.
 func jsonlFiles(args []string) ([]string, error) {
 	if len(args) == 0 {
@@ -162,8 +163,13 @@ func jsonlFiles(args []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		gz, err := filepath.Glob(filepath.Join(a, "*.jsonl.gz"))
+		if err != nil {
+			return nil, err
+		}
+		m = append(m, gz...)
 		if len(m) == 0 {
-			return nil, fmt.Errorf("%s: no *.jsonl files", a)
+			return nil, fmt.Errorf("%s: no *.jsonl files (nor compact *.jsonl.gz)", a)
 		}
 		sort.Strings(m)
 		out = append(out, m...)

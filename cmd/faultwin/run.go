@@ -29,6 +29,7 @@ func verbs() map[string]verb {
 		"soak":      {"run the selected windows N times; per-window pass rates", runSoak},
 		"merge":     {"check and summarise the rows files of a sharded soak (soak --shard) together", runMerge},
 		"explore":   {"map a timed window: kill at every delay of a range, bisect the boundaries between outcomes", runExplore},
+		"compact":   {"convert a rows file to compact rows (.jsonl.gz): evidence stored once, deltas, gzip", runCompact},
 	}
 }
 

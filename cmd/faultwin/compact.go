@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"faultwin/review"
+	"faultwin/rows"
+)
+
+const compactUsage = `usage: faultwin compact IN OUT
+
+Converts the rows file IN into OUT, compact when OUT's name ends in ".gz"
+(plain otherwise): each row stored by reference to its evidence (the row
+without its long logs, and each log of 4 KiB or more) in sha256-named blobs
+written once, as text or as a DEFLATE delta against an earlier blob, the
+lines gzip-compressed. faultwin replay, report and soak --summary read both
+forms; run and soak write compact rows to a --results path ending in .gz.
+
+IN must read to its end, verify (chain and seals; a legacy file without
+seals is accepted) and replay cleanly; OUT must not exist. Every row keeps
+its content, but its hash is the hash of its new form: OUT starts a new
+chain, as one session, and proves only that it matched IN when it was
+converted. Its seal's note records IN's name, sha256, row count and last
+row hash; keep IN's last hash (or IN) where it can be compared. OUT is read
+back, verified and compared row by row with IN before the verb succeeds;
+on any failure it is removed.
+
+Exit status: 0 when OUT was written and checked, 1 otherwise.
+`
+
+// runCompact is `faultwin compact`.
+func runCompact(_ context.Context, stdout io.Writer, args []string) error {
+	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() { fmt.Fprint(stdout, compactUsage) }
+	if err := fs.Parse(args); err != nil {
+		return helpOK(err)
+	}
+	if fs.NArg() != 2 {
+		return fmt.Errorf("compact: name IN and OUT (see faultwin compact -h)")
+	}
+	in, out := fs.Arg(0), fs.Arg(1)
+	t0 := time.Now()
+	f := review.ReplayFile(in)
+	if !f.OK() {
+		var why error = f.ReadErr
+		switch {
+		case why == nil && f.Chain != nil:
+			why = f.Chain
+		case why == nil && len(f.Diffs) > 0:
+			why = fmt.Errorf("%s", f.Diffs[0])
+		case why == nil:
+			why = fmt.Errorf("a session has no seal")
+		}
+		return fmt.Errorf("compact: %s does not replay cleanly, not converted (run `faultwin replay %s`): %v", in, in, why)
+	}
+	cv, err := rows.Convert(in, out)
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	inSize, outSize := size(in), size(out)
+	fmt.Fprintf(stdout, "compact: %s (%s, %s, %d bytes, %.0f bytes a row) -> %s (%d bytes, %.0f bytes a row, %.1f%%) in %s\n",
+		in, count(cv.Rows, "row"), cv.InState, inSize, float64(inSize)/float64(cv.Rows),
+		out, outSize, float64(outSize)/float64(cv.Rows), 100*float64(outSize)/float64(inSize), time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "compact: %s is a new chain; its seal records %s's sha256 %s and last row hash %s\n", out, in, cv.InSHA256, cv.InLast)
+	return nil
+}
+
+func size(p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
