@@ -87,7 +87,7 @@ run: deps build
 
 ## replay: re-judge every checked-in row without root; fails on any difference or broken chain
 replay: build
-	$(FAULTWIN) replay $$(find results -name '*.jsonl' | sort)
+	$(FAULTWIN) replay $$(find results -name '*.jsonl' -o -name '*.jsonl.gz' | sort)
 
 ## report: Markdown and self-contained HTML of everything in results/ into out/
 report: build
