@@ -15,13 +15,7 @@ import (
 // every kill is a row that replays, the output names the classes, and the
 // candidate is a definition the loader accepts.
 func TestExploreMapsW3(t *testing.T) {
-	refsup, err := filepath.Abs("../../bin/refsup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(refsup); err != nil {
-		t.Fatalf("%v: run `make build` first", err)
-	}
+	_, refsup := builtBinaries(t)
 	dir := t.TempDir()
 	results, cand := filepath.Join(dir, "explore.jsonl"), filepath.Join(dir, "W3X.yaml")
 	out, code, err := runVerb(t, "explore", "--windows", "../../windows", "--family", "W3", "--from", "10", "--to", "90",

@@ -22,16 +22,7 @@ import (
 // unfinished session is sealed as such. It drives the real binaries
 // (`make build`), as root.
 func TestHarnessKilled(t *testing.T) {
-	bin, err := filepath.Abs("../../bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	faultwin, refsup := filepath.Join(bin, "faultwin"), filepath.Join(bin, "refsup")
-	for _, b := range []string{faultwin, refsup} {
-		if _, err := os.Stat(b); err != nil {
-			t.Fatalf("%v: run `make build` first", err)
-		}
-	}
+	faultwin, refsup := builtBinaries(t)
 	root := "/var/lib/faultwin/killtest"
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
@@ -130,4 +121,25 @@ func wholeLines(t *testing.T, path string, kill int) int {
 		n++
 	}
 	return n
+}
+
+// builtBinaries returns the faultwin and refsup binaries `make build` put in
+// bin/, for the tests that drive the real supervisor as a user would. They
+// need root, as CI has.
+func builtBinaries(t *testing.T) (faultwin, refsup string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("drives the real supervisor: run as root (CI does)")
+	}
+	bin, err := filepath.Abs("../../bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	faultwin, refsup = filepath.Join(bin, "faultwin"), filepath.Join(bin, "refsup")
+	for _, b := range []string{faultwin, refsup} {
+		if _, err := os.Stat(b); err != nil {
+			t.Fatalf("%v: run `make build` first", err)
+		}
+	}
+	return faultwin, refsup
 }

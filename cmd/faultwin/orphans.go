@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -137,10 +136,9 @@ func waitGone(ps []snapshots.Process, limit time.Duration) {
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		alive := false
 		for _, p := range ps {
-			if st, err := host.StartTime(p.PID); err == nil && st == p.StartTime {
-				if b, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(p.PID), "stat")); err == nil && !strings.Contains(string(b), ") Z ") {
-					alive = true
-				}
+			// A zombie is dead already: its parent or init reaps it.
+			if st, state, err := host.StartState(p.PID); err == nil && st == p.StartTime && state != "Z" && state != "X" {
+				alive = true
 			}
 		}
 		if !alive {

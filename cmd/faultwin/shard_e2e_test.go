@@ -17,19 +17,7 @@ import (
 // tree holds. It needs root and the built binaries (`make build`), and
 // checks the host is clean before and after.
 func TestShardedSoakEndToEnd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: drives the real supervisor")
-	}
-	bin, err := filepath.Abs("../../bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	faultwin, refsup := filepath.Join(bin, "faultwin"), filepath.Join(bin, "refsup")
-	for _, b := range []string{faultwin, refsup} {
-		if _, err := os.Stat(b); err != nil {
-			t.Fatalf("%v: run `make build` first", err)
-		}
-	}
+	faultwin, refsup := builtBinaries(t)
 	tmp := t.TempDir()
 	repo := filepath.Join(tmp, "repo")
 	if out, err := exec.Command("git", "clone", "-q", "../..", repo).CombinedOutput(); err != nil {

@@ -413,13 +413,19 @@ func (r reasons) String() string {
 // StartTime returns pid's start time (field 22 of /proc/<pid>/stat), the
 // second half of its reuse-proof identity.
 func StartTime(pid int) (uint64, error) {
+	st, _, err := StartState(pid)
+	return st, err
+}
+
+// StartState returns pid's start time and its state letter ("S", "Z", ...).
+func StartState(pid int) (uint64, string, error) {
 	proc, err := procfs.NewProc(pid)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	st, err := proc.Stat()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return st.Starttime, nil
+	return st.Starttime, st.State, nil
 }
