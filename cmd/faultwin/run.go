@@ -61,6 +61,6 @@ func names(vs map[string]verb) []string {
 func usage(w io.Writer, vs map[string]verb) {
 	fmt.Fprintln(w, "usage: faultwin <verb> [flags]")
 	for _, n := range names(vs) {
-		fmt.Fprintf(w, "  %-8s %s\n", n, vs[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, vs[n].summary)
 	}
 }
