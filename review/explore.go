@@ -23,6 +23,11 @@ type Outcome struct {
 	Landed    string `json:"landed"`     // "restore.criu_setup_namespaces"; "start" when none passed
 	CRIUAlive bool   `json:"criu_alive"` // a criu process was alive right after the death
 	Status    string `json:"status"`
+	// Alive and Mounted count the run's live processes and its mounts right
+	// after the death. They are shown, not classed by: both jitter with the
+	// instant a session's payload happens to fork.
+	Alive   int `json:"alive"`
+	Mounted int `json:"mounted"`
 }
 
 // Class names the outcome without its verdict: kills of one class left the
@@ -51,6 +56,16 @@ func OutcomeOf(r rows.Row) (Outcome, error) {
 	for _, p := range in.AfterDeath.Processes {
 		if p.Comm == model.CRIUComm && !p.Zombie() && !p.Decoy {
 			o.CRIUAlive = true
+		}
+	}
+	for _, ow := range criteria.OfRun(in.AfterDeath, in.Scope, in.Decoys) {
+		if !ow.Process.Zombie() {
+			o.Alive++
+		}
+	}
+	for _, m := range in.AfterDeath.Mounts {
+		if !m.Decoy && in.Scope.StateDir != "" && model.Within(m.MountPoint, in.Scope.StateDir) {
+			o.Mounted++
 		}
 	}
 	return o, nil

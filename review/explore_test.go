@@ -21,13 +21,14 @@ func kill(t *testing.T, d int, point string, criu bool, status string) rows.Row 
 	w := model.Window{ID: "W3_x", Family: "W3", Operation: "restore",
 		Fault:        model.Fault{Point: "restore.during_criu", DelayMS: d, Kill: model.KillSupervisor},
 		Precondition: model.Precondition{Cold: 1, Checkpoint: true}, Criteria: []string{model.F1, model.P1}}
-	in := criteria.Input{Window: w, Trace: []model.TracePoint{
+	in := criteria.Input{Window: w, Scope: model.NewScope("/s", "r1"), Trace: []model.TracePoint{
 		{Point: "restore.before_overlay", Time: time.Unix(1, 0)},
 		{Point: point, Time: time.Unix(2, 0)},
 		{Point: "restore.during_criu", Time: time.Unix(3, 0), Fired: true},
 	}}
 	if criu {
-		in.AfterDeath.Processes = []snapshots.Process{{PID: 9, StartTime: 1, State: "S", Comm: "criu"}}
+		in.AfterDeath.Processes = []snapshots.Process{{PID: 9, StartTime: 1, State: "S", Comm: "criu", RunEnv: "r1"}}
+		in.AfterDeath.Mounts = []snapshots.Mount{{MountPoint: "/s/r1/sessions/s2/root"}, {MountPoint: "/s/r10/x"}}
 	}
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -69,6 +70,9 @@ func TestMapKills(t *testing.T) {
 		if m.Boundaries[i] != want[i] {
 			t.Errorf("boundary %d: %+v, want %+v", i, m.Boundaries[i], want[i])
 		}
+	}
+	if k := m.Instants[3].Kills[0]; k.Alive != 1 || k.Mounted != 1 {
+		t.Errorf("40 ms: %d alive, %d mounted; want the criu of the run and its one mount (not r10's)", k.Alive, k.Mounted)
 	}
 	if c := MajorityClass([]Outcome{{Landed: "a"}, {Landed: "b"}}); !strings.HasPrefix(c, "mixed: ") {
 		t.Errorf("a 1:1 split is %q, want mixed", c)

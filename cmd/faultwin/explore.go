@@ -139,7 +139,8 @@ func (x *explorer) measure(ctx context.Context, d int) error {
 			return err
 		}
 		outs = append(outs, oc)
-		fmt.Fprintf(x.out, "[%3d] %-8s %-7s %s  (%s)\n", x.kills, w.ID, row.Status, oc.Class(), time.Since(x.t0).Round(time.Second))
+		fmt.Fprintf(x.out, "[%3d] %-8s %-7s %s; %d live, %d mounted  (%s)\n", x.kills, w.ID, row.Status, oc.Class(),
+			oc.Alive, oc.Mounted, time.Since(x.t0).Round(time.Second))
 	}
 	x.class[d] = review.MajorityClass(outs)
 	return nil

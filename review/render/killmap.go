@@ -90,7 +90,7 @@ func layout(m review.KillMap) killMapView {
 	for _, in := range m.Instants {
 		st := majorityStatus(in.Statuses)
 		v.Dots = append(v.Dots, dot{X: x(float64(in.DelayMS)), Y: v.Lanes[laneOf[in.Class]].Y, Status: st,
-			Title: fmt.Sprintf("%d ms: %s; %s", in.DelayMS, in.Class, statusList(in.Statuses))})
+			Title: fmt.Sprintf("%d ms: %s; %s; at the death %s", in.DelayMS, in.Class, statusList(in.Statuses), atDeath(in.Kills))})
 	}
 	for _, b := range m.Boundaries {
 		v.Bounds = append(v.Bounds, bound{X: x(float64(b.From+b.To) / 2),
@@ -139,4 +139,21 @@ func niceStep(span int) int {
 			}
 		}
 	}
+}
+
+// atDeath says what the kills of an instant left alive and mounted, as a
+// range when they differ.
+func atDeath(ks []review.Outcome) string {
+	lo, hi := ks[0], ks[0]
+	for _, k := range ks {
+		lo.Alive, hi.Alive = min(lo.Alive, k.Alive), max(hi.Alive, k.Alive)
+		lo.Mounted, hi.Mounted = min(lo.Mounted, k.Mounted), max(hi.Mounted, k.Mounted)
+	}
+	span := func(a, b int) string {
+		if a == b {
+			return fmt.Sprint(a)
+		}
+		return fmt.Sprintf("%d-%d", a, b)
+	}
+	return span(lo.Alive, hi.Alive) + " live processes, " + span(lo.Mounted, hi.Mounted) + " mounts of the run"
 }

@@ -64,7 +64,7 @@ func TestKillMapInChromium(t *testing.T) {
 		t.Errorf("%d boundaries drawn, want 1", n)
 	}
 	for _, want := range []string{"after restore.criu_started", "after restore.criu_setup_namespaces, criu alive",
-		"boundary 30..40 ms", `class="instant s-fail"`, "60 ms: after restore.criu_setup_namespaces, criu alive; 1 FAIL"} {
+		"boundary 30..40 ms", `class="instant s-fail"`, "60 ms: after restore.criu_setup_namespaces, criu alive; 1 FAIL; at the death 0 live processes, 0 mounts of the run"} {
 		if !strings.Contains(fig, want) {
 			t.Errorf("kill map lacks %q", want)
 		}
