@@ -154,7 +154,7 @@ func directReasons(p snapshots.Process, sc model.Scope) []string {
 		}
 	}
 	for _, cg := range p.Cgroups {
-		if run, ok := snapshots.RunOfCgroup(cg); ok && run == sc.Run {
+		if run, ok := model.RunOfCgroup(cg); ok && run == sc.Run {
 			w = append(w, whyCgroup+cg)
 			break
 		}

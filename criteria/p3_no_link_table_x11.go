@@ -58,7 +58,7 @@ func (c *ctx) runNet(s snapshots.Snapshot) ([]finding, []string) {
 		}
 	}
 	for _, cg := range s.Cgroups {
-		if run, ok := snapshots.RunOfCgroup(cg); ok && run == c.sc.Run {
+		if run, ok := model.RunOfCgroup(cg); ok && run == c.sc.Run {
 			found = append(found, finding{key: "cgroup " + cleanPath(cg), line: "cgroup " + cg + " of the run"})
 		}
 	}

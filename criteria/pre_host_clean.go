@@ -92,7 +92,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 		}
 	}
 	for _, cg := range s.Cgroups {
-		if run, ok := snapshots.RunOfCgroup(cg); ok {
+		if run, ok := model.RunOfCgroup(cg); ok {
 			bad = append(bad, "cgroup "+cg+": of run "+run)
 		}
 	}
@@ -140,7 +140,7 @@ func RunOf(p snapshots.Process) string {
 		return p.RunEnv
 	}
 	for _, cg := range p.Cgroups {
-		if run, ok := snapshots.RunOfCgroup(cg); ok {
+		if run, ok := model.RunOfCgroup(cg); ok {
 			return run
 		}
 	}
@@ -175,7 +175,7 @@ func anyRunReasons(p snapshots.Process, r snapshots.Roots) []string {
 		}
 	}
 	for _, cg := range p.Cgroups {
-		if snapshots.InRunCgroup(cg) {
+		if model.InRunCgroup(cg) {
 			why = append(why, whyCgroup+cg)
 			break
 		}

@@ -1,6 +1,9 @@
 package model
 
-import "path"
+import (
+	"path"
+	"strings"
+)
 
 // The naming rules of a run. Every resource a run makes carries its run id in
 // one of these forms, so a snapshot can tell whose it is without guessing.
@@ -66,4 +69,28 @@ func NewScope(root, run string) Scope {
 		StateRoot: root, StateDir: StateDir(root, run),
 		LinkPrefix: LinkPrefix, Table: TableName(run),
 	}
+}
+
+// CgroupDir is the component under which supervisors make their runs'
+// cgroups: <hierarchy>/faultwin/<run>/<session>.
+const CgroupDir = TablePrefix
+
+// InRunCgroup reports whether a cgroup path (as /proc/<pid>/cgroup or a
+// hierarchy-relative directory spells it) lies below a faultwin component,
+// in some run's cgroup.
+func InRunCgroup(p string) bool {
+	_, ok := RunOfCgroup(p)
+	return ok
+}
+
+// RunOfCgroup returns the run whose cgroup p is or lies in: the component
+// after the last "faultwin" component.
+func RunOfCgroup(p string) (string, bool) {
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	for i := len(parts) - 2; i >= 0; i-- {
+		if parts[i] == CgroupDir && parts[i+1] != "" {
+			return parts[i+1], true
+		}
+	}
+	return "", false
 }

@@ -79,3 +79,21 @@ func TestFaultString(t *testing.T) {
 		}
 	}
 }
+
+func TestRunOfCgroup(t *testing.T) {
+	for p, want := range map[string]string{
+		"/faultwin/r1/s1":                    "r1",
+		"/sys/fs/cgroup/pids/faultwin/r1":    "r1",
+		"/process_api/x/faultwin/r10/s2":     "r10",
+		"/faultwin":                          "",
+		"/faultwin/":                         "",
+		"/faultwinx/r1":                      "",
+		"/":                                  "",
+		"/sys/fs/cgroup/pids/faultwin_r1/s1": "",
+	} {
+		got, ok := RunOfCgroup(p)
+		if got != want || ok != (want != "") {
+			t.Errorf("RunOfCgroup(%q) = %q, %v; want %q", p, got, ok, want)
+		}
+	}
+}

@@ -28,27 +28,3 @@ func SysctlPath(name string) string {
 	}
 	return strings.ReplaceAll(name, ".", "/")
 }
-
-// CgroupDir is the component under which supervisors make their runs'
-// cgroups: <hierarchy>/faultwin/<run>/<session>.
-const CgroupDir = "faultwin"
-
-// InRunCgroup reports whether a cgroup path (as /proc/<pid>/cgroup or a
-// hierarchy-relative directory spells it) lies below a faultwin component,
-// in some run's cgroup.
-func InRunCgroup(p string) bool {
-	_, ok := RunOfCgroup(p)
-	return ok
-}
-
-// RunOfCgroup returns the run whose cgroup p is or lies in: the component
-// after the last "faultwin" component.
-func RunOfCgroup(p string) (string, bool) {
-	parts := strings.Split(strings.Trim(p, "/"), "/")
-	for i := len(parts) - 2; i >= 0; i-- {
-		if parts[i] == CgroupDir && parts[i+1] != "" {
-			return parts[i+1], true
-		}
-	}
-	return "", false
-}

@@ -63,7 +63,7 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 	cgs := slices.Clone(s.Cgroups)
 	sort.Slice(cgs, func(i, j int) bool { return len(cgs[i]) > len(cgs[j]) }) // deepest first
 	for _, cg := range cgs {
-		run, ok := snapshots.RunOfCgroup(cg)
+		run, ok := model.RunOfCgroup(cg)
 		if !ok || hasDir(run) {
 			continue
 		}

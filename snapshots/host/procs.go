@@ -191,7 +191,7 @@ func runCgroups(pr procfs.Proc) []string {
 	}
 	var out []string
 	for _, cg := range cgs {
-		if snapshots.InRunCgroup(cg.Path) && !slices.Contains(out, cg.Path) {
+		if model.InRunCgroup(cg.Path) && !slices.Contains(out, cg.Path) {
 			out = append(out, cg.Path)
 		}
 	}

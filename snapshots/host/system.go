@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"faultwin/model"
 	"faultwin/snapshots"
 )
 
@@ -48,7 +49,7 @@ func captureCgroups(root string, inc *incomplete) []string {
 	keep := func(path string, t os.FileMode) {
 		name := filepath.Base(path)
 		named := slices.ContainsFunc(cgroupPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
-		if t.IsDir() && (named || snapshots.InRunCgroup(strings.TrimPrefix(path, root))) {
+		if t.IsDir() && (named || model.InRunCgroup(strings.TrimPrefix(path, root))) {
 			out = append(out, path)
 		}
 	}
