@@ -105,26 +105,16 @@ func FamilyName(f nftables.TableFamily) string {
 // makes its network-lock table inside the dumped session's namespace, where
 // the host's table list never shows it; it lives as long as that namespace.
 // Equivalent to: for each netns, ip netns exec <ns> nft list tables.
-func captureNetnsTables(proc string, self uint64, roots snapshots.Roots, inc *incomplete) []snapshots.Table {
+func captureNetnsTables(proc string, self uint64, netns map[uint64]int, roots snapshots.Roots, inc *incomplete) []snapshots.Table {
 	out := []snapshots.Table{}
 	seen := map[uint64]bool{self: true}
 	var handles []netnsHandle
-	pids, err := os.ReadDir(proc)
-	if err != nil {
-		inc.add("netns tables: %v", err)
-		return out
-	}
-	for _, e := range pids {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for ino, pid := range netns {
+		if seen[ino] {
 			continue
 		}
-		ino, err := readNS(proc, e.Name(), "net")
-		if err != nil || seen[ino] {
-			continue // gone, a kernel thread without one, or known
-		}
 		seen[ino] = true
-		handles = append(handles, netnsHandle{ino: ino, path: filepath.Join(proc, e.Name(), "ns", "net"), via: "via pid " + strconv.Itoa(pid)})
+		handles = append(handles, netnsHandle{ino: ino, path: filepath.Join(proc, strconv.Itoa(pid), "ns", "net"), via: "via pid " + strconv.Itoa(pid)})
 	}
 	mounts, err := mountinfo.GetMountsFromReader(mustOpen(filepath.Join(proc, "self", "mountinfo"), inc), mountinfo.FSTypeFilter("nsfs"))
 	if err == nil {

@@ -33,6 +33,10 @@ type procScan struct {
 	roots  snapshots.Roots
 	decoys map[int][]uint64 // decoy pid -> start times (0: any)
 	self   selfNS
+	// netns holds, for every network namespace a process of the scan lives
+	// in, the first pid seen there: the tables of other namespaces are read
+	// through it without walking /proc again.
+	netns map[uint64]int
 }
 
 // selfNS holds the harness's own namespaces, the "host" of a capture.
@@ -51,7 +55,7 @@ type candidate struct {
 }
 
 func newProcScan(root string, roots snapshots.Roots, decoys snapshots.Decoys) *procScan {
-	ps := &procScan{root: root, roots: roots, decoys: map[int][]uint64{}}
+	ps := &procScan{root: root, roots: roots, decoys: map[int][]uint64{}, netns: map[uint64]int{}}
 	for _, d := range decoys.Processes {
 		ps.decoys[d.PID.PID] = append(ps.decoys[d.PID.PID], d.StartTime)
 	}
@@ -151,6 +155,11 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 		note("fd", err)
 		c.p.Cgroups = runCgroups(pr)
 		c.mntns, _ = readNS(ps.root, strconv.Itoa(pr.PID), "mnt")
+		if net, err := readNS(ps.root, strconv.Itoa(pr.PID), "net"); err == nil {
+			if _, seen := ps.netns[net]; !seen {
+				ps.netns[net] = pr.PID
+			}
+		}
 	}
 	c.pidns, err = readNS(ps.root, strconv.Itoa(pr.PID), "pid")
 	note("ns/pid", err)
