@@ -4,9 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"faultwin/criteria"
 	"faultwin/model"
 	"faultwin/review"
 	"faultwin/review/replaytest"
@@ -17,23 +15,12 @@ import (
 // with a CRIU-sized log, so logs are blobs of their own.
 func compactPass(t *testing.T, name string, edit func(i int, r *rows.Row)) (string, []rows.Row) {
 	t.Helper()
-	p := replaytest.Prov{Commit: "d25cf84", Started: t0, Load: 0.5}
-	pass := replaytest.Input(replaytest.W4Pass)
-	in := []criteria.Input{
-		replaytest.As(pass, "W3_30"),
-		replaytest.Input(replaytest.W4Survivor),
-		replaytest.Input(replaytest.W5IPForward),
-		replaytest.As(pass, "W4_80"),
-	}
-	var rs []rows.Row
-	for i, x := range in {
-		p.Started = t0.Add(time.Duration(i) * 10 * time.Second)
-		r := replaytest.Row(x, p)
-		r.SetLog("logs/criu-restore-c1-s1.log", strings.Repeat("(00.000123) Restoring task\n", 300+i))
+	rs := pass1Rows()
+	for i := range rs {
+		rs[i].SetLog("logs/criu-restore-c1-s1.log", strings.Repeat("(00.000123) Restoring task\n", 300+i))
 		if edit != nil {
-			edit(i, &r)
+			edit(i, &rs[i])
 		}
-		rs = append(rs, r)
 	}
 	path := filepath.Join(t.TempDir(), name)
 	written, err := replaytest.Write(path, rs...)

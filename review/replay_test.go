@@ -19,10 +19,9 @@ import (
 
 var t0 = time.Date(2026, 10, 24, 10, 33, 52, 0, time.UTC)
 
-// pass1 is a run of four windows with one real failure (run 1's W4_30),
-// written through the Writer.
-func pass1(t *testing.T) (string, []rows.Row) {
-	t.Helper()
+// pass1Rows are the rows of run 1: four windows, 10 s apart, with one real
+// failure (W4_30's restorer survived) and one H1 failure (W5).
+func pass1Rows() []rows.Row {
 	p := replaytest.Prov{Commit: "d25cf84", Started: t0, Load: 0.5}
 	pass := replaytest.Input(replaytest.W4Pass)
 	in := []criteria.Input{
@@ -36,6 +35,14 @@ func pass1(t *testing.T) (string, []rows.Row) {
 		p.Started = t0.Add(time.Duration(i) * 10 * time.Second)
 		rs = append(rs, replaytest.Row(x, p))
 	}
+	return rs
+}
+
+// pass1 is a run of four windows with one real failure (run 1's W4_30),
+// written through the Writer.
+func pass1(t *testing.T) (string, []rows.Row) {
+	t.Helper()
+	rs := pass1Rows()
 	path := filepath.Join(t.TempDir(), "run1.jsonl")
 	written, err := replaytest.Write(path, rs...)
 	if err != nil {
