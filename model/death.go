@@ -31,6 +31,23 @@ type Death struct {
 	// OpErr is the operation's own result when it completed without dying.
 	OpErr string `json:"op_err,omitempty"`
 	Note  string `json:"note,omitempty"`
+	// Victims are the processes an external trigger killed, in kill order.
+	// When set, the fault landed on them and the supervisor itself may have
+	// lived on (a killed criu or conmon): F1 judges their deaths.
+	Victims []Victim `json:"victims,omitempty"`
+}
+
+// Victim is one process an external trigger killed: by (pid, start) through
+// a pidfd, never by name, and whether it was seen gone afterwards.
+type Victim struct {
+	Role string `json:"role"` // "criu", "conmon", "podman", the driver's role name
+	PID
+	Comm     string    `json:"comm"`
+	KilledAt time.Time `json:"killed_at"`
+	// Gone is set once the process was seen exited (its pidfd readable)
+	// within the driver's bound after the kill.
+	Gone bool   `json:"gone"`
+	Err  string `json:"err,omitempty"` // why it could not be killed or confirmed
 }
 
 // Killed is one process a sweep killed, with why it was judged owned.

@@ -13,6 +13,20 @@ type Roots struct {
 	X11Dir      string   `json:"x11_dir"`      // "/tmp/.X11-unix"
 	TmpDir      string   `json:"tmp_dir"`      // "/tmp": CRIU leaves .criu.* here
 	Sysctls     []string `json:"sysctls"`      // e.g. "net/ipv4/ip_forward"
+
+	// What a supervisor other than refsup makes under host-global names,
+	// as its driver description declares (path.Match globs). Empty for
+	// refsup, so rows recorded before these existed read back unchanged.
+	// Windows run one at a time on a host the preflight found clean, so a
+	// match that appears during a window is that window's run's.
+	Links  []string `json:"links,omitempty"`  // link names: "podman0", "veth*"
+	Netns  []string `json:"netns,omitempty"`  // named netns mount points: "/run/netns/netns-*"
+	Chains []string `json:"chains,omitempty"` // nft chains in any host table: "NETAVARK*"
+	// Shared are findings the supervisor keeps for all its runs by design
+	// (globs over finding keys such as "chain ip filter NETAVARK_FORWARD" or
+	// "cgroup /faultwin/*/conmon"): captured and shown, never judged as a
+	// run's leftover. The driver description must say why for each.
+	Shared []string `json:"shared,omitempty"`
 }
 
 // DefaultRoots returns the roots of a refsup state root.

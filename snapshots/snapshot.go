@@ -73,6 +73,9 @@ type Table struct {
 	// Netns is set for a table of another network namespace than the
 	// harness's ("ns 4026532324 via pid 912", "ns ... at /run/netns/x").
 	Netns string `json:"netns,omitempty"`
+	// Chains are the table's chains that match Roots.Chains (host tables
+	// only; empty when no chain globs are given).
+	Chains []string `json:"chains,omitempty"`
 }
 
 // File is a path the criteria care about: an X11 socket or lock, a ledger, a
