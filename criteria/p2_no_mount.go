@@ -8,10 +8,13 @@ import (
 )
 
 // p2 holds when, after both sweeps, nothing is mounted under the run's state
-// dir, under any other non-decoy path of the state root, or in CRIU's
-// /tmp/.criu.* staging dirs, and no such staging dir is left. Mounts seen
-// only inside a foreign mount namespace count: a session that outlived the
-// sweep can pin them where the host cannot see.
+// dir, under any other non-decoy path of the state root, in CRIU's
+// /tmp/.criu.* staging dirs or at a named netns the driver declares
+// (Roots.Netns), and no such staging dir is left. Mounts seen only inside a
+// foreign mount namespace count: a session that outlived the sweep can pin
+// them where the host cannot see. A named netns mount pins its namespace,
+// and with it the namespace's links and tables, after the run is gone.
+// Findings the supervisor keeps by design (Roots.Shared) are noted only.
 func p2(c *ctx) Result {
 	j := &judge{id: model.P2}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)
@@ -19,8 +22,12 @@ func p2(c *ctx) Result {
 	j.gap(c.rootGaps()...)
 	found, gaps := collect(c.afterSweeps(), c.runMounts)
 	j.gap(gaps...)
-	for _, f := range found {
+	own, kept := splitShared(c.in.Roots, found)
+	for _, f := range own {
 		j.fail(f.lineIn())
+	}
+	for _, f := range kept {
+		j.note(keptNote(f))
 	}
 	return j.result("nothing mounted under the state root or /tmp/.criu.* after the sweeps",
 		func(n int) string {
@@ -37,12 +44,12 @@ func (c *ctx) rootGaps() []string {
 	if !usableDir(cleanPath(c.in.Roots.TmpDir)) {
 		gaps = append(gaps, "no usable tmp dir: "+strconv.Quote(c.in.Roots.TmpDir))
 	}
-	return gaps
+	return append(gaps, globGaps(c.in.Roots, "netns", "shared")...)
 }
 
-// runMounts finds non-decoy mounts under the state dir or state root or in
-// CRIU's tmp dirs (one finding per mount point, host or foreign) and CRIU's
-// leftover tmp entries.
+// runMounts finds non-decoy mounts under the state dir or state root, in
+// CRIU's tmp dirs or at a declared named netns (one finding per mount point,
+// host or foreign) and CRIU's leftover tmp entries.
 func (c *ctx) runMounts(s snapshots.Snapshot) ([]finding, []string) {
 	var found []finding
 	seen := map[string]bool{}
@@ -73,6 +80,8 @@ func (c *ctx) mountWhy(mp string) string {
 		return "under state root"
 	case inCRIUTmp(mp, c.in.Roots.TmpDir):
 		return "criu tmp dir"
+	case isNetnsMount(mp, c.in.Roots):
+		return "named netns"
 	}
 	return ""
 }

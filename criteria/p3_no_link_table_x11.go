@@ -9,12 +9,15 @@ import (
 	"faultwin/snapshots"
 )
 
-// p3 holds when, after both sweeps, no link carries the link prefix, neither
-// the run's nft table (in any family) nor a CRIU-* table nor a cgroup of the
-// run (<hierarchy>/faultwin/<run>/...) exists, and no X11
-// socket, lock or symlink of the run's displays or pointing into its state
-// dir is left. Links and tables are host-global: a left veth made every
-// later restore fail with "File exists".
+// p3 holds when, after both sweeps, no link carries the link prefix or a
+// name the driver declares (Roots.Links), neither the run's nft table (in
+// any family) nor a CRIU-* table nor a declared chain of a host table
+// (Roots.Chains) nor a cgroup of the run (<hierarchy>/faultwin/<run>/...)
+// exists, and no X11 socket, lock or symlink of the run's displays or
+// pointing into its state dir is left. Links, tables and chains are
+// host-global: a left veth made every later restore fail with "File
+// exists". Findings the supervisor keeps by design (Roots.Shared) are
+// noted, never failed.
 func p3(c *ctx) Result {
 	j := &judge{id: model.P3}
 	j.gap(snapshotGaps(c.afterSweeps()...)...)
@@ -22,27 +25,40 @@ func p3(c *ctx) Result {
 	if c.sc.LinkPrefix == "" {
 		j.gap("no link prefix in scope or roots")
 	}
+	j.gap(globGaps(c.in.Roots, "links", "chains", "shared")...)
 	if c.sc.Table == "" {
 		j.note("scope names no nft table; only CRIU-* tables checked")
 	}
 	found, gaps := collect(c.afterSweeps(), c.runNet)
 	j.gap(gaps...)
-	cgroups := false
-	for _, f := range found {
+	own, kept := splitShared(c.in.Roots, found)
+	cgroups, chains := false, false
+	for _, f := range own {
 		j.fail(f.lineIn())
 		cgroups = cgroups || strings.HasPrefix(f.key, "cgroup ")
+		chains = chains || strings.HasPrefix(f.key, "chain ")
 	}
-	// The wording names cgroups only when one is left, so rows judged
-	// before cgroups were judged read back the same.
-	one, many := "link, table or X11 file", "links, tables or X11 files"
+	for _, f := range kept {
+		j.note(keptNote(f))
+	}
+	// The wording names cgroups and chains only when one is left, so rows
+	// judged before either was judged read back the same.
+	one, many := []string{"link", "table"}, []string{"links", "tables"}
+	if chains {
+		one, many = append(one, "chain"), append(many, "chains")
+	}
 	if cgroups {
-		one, many = "link, table, cgroup or X11 file", "links, tables, cgroups or X11 files"
+		one, many = append(one, "cgroup"), append(many, "cgroups")
 	}
 	return j.result("no link, nft table or X11 file of the run after the sweeps",
-		func(n int) string { return plural(n, one, many) + " left after the sweeps" })
+		func(n int) string {
+			return plural(n, strings.Join(one, ", ")+" or X11 file", strings.Join(many, ", ")+" or X11 files") +
+				" left after the sweeps"
+		})
 }
 
-// runNet finds the run's links, nft tables and X11 files in s.
+// runNet finds the run's links, nft tables and chains, cgroups and X11
+// files in s, those the supervisor keeps by design included.
 func (c *ctx) runNet(s snapshots.Snapshot) ([]finding, []string) {
 	var found []finding
 	if c.sc.LinkPrefix != "" {
@@ -52,14 +68,16 @@ func (c *ctx) runNet(s snapshots.Snapshot) ([]finding, []string) {
 			}
 		}
 	}
+	found = append(found, describedLinks(s, c.in.Roots, c.sc.LinkPrefix)...)
 	for _, t := range s.Tables {
 		if (c.sc.Table != "" && t.Name == c.sc.Table) || strings.HasPrefix(t.Name, model.CRIUTablePrefix) {
 			found = append(found, finding{key: tableLine(t), line: tableLine(t)})
 		}
 	}
+	found = append(found, describedChains(s, c.in.Roots)...)
 	for _, cg := range s.Cgroups {
 		if run, ok := model.RunOfCgroup(cg); ok && run == c.sc.Run {
-			found = append(found, finding{key: "cgroup " + cleanPath(cg), line: "cgroup " + cg + " of the run"})
+			found = append(found, finding{key: cgroupKey(cg), line: "cgroup " + cg + " of the run"})
 		}
 	}
 	for _, f := range s.X11 {

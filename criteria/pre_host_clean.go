@@ -24,12 +24,19 @@ import (
 // table with the table prefix or named CRIU-*, any X11 file in or pointing
 // into the state root, any ledger file and any CRIU tmp entry. Unreadable
 // processes, incomplete snapshots and unusable roots are reported too.
+//
+// A driver's declared host-global names count as well: a link matching
+// Roots.Links, a mount at a Roots.Netns named netns, a host table's chain
+// matching Roots.Chains. A mount, link, table, chain or cgroup matching
+// Roots.Shared is the supervisor's by design, kept across its runs, and is
+// left out.
 func Leftovers(s snapshots.Snapshot, r snapshots.Roots) []string {
-	bad, gaps := leftovers(s, r)
+	bad, gaps, _ := leftovers(s, r)
 	return append(gaps, bad...)
 }
 
-func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
+// leftovers also returns, as keys, what Roots.Shared excused.
+func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []string) {
 	for _, e := range s.Incomplete {
 		gaps = append(gaps, "incomplete: "+e)
 	}
@@ -44,6 +51,15 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 	}
 	if r.TablePrefix == "" {
 		gaps = append(gaps, "roots: no table prefix")
+	}
+	gaps = append(gaps, globGaps(r)...)
+	// report files line under key unless the supervisor keeps key by design.
+	report := func(key, line string) {
+		if shared(r, key) {
+			kept = append(kept, key)
+			return
+		}
+		bad = append(bad, line)
 	}
 	owned := owners(s, func(p snapshots.Process) []string { return anyRunReasons(p, r) },
 		func(m snapshots.Mount) bool {
@@ -68,9 +84,11 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 		}
 		switch {
 		case beneath(mp, r.StateRoot):
-			bad = append(bad, mountLine(m)+": under state root")
+			report("mount "+mp, mountLine(m)+": under state root")
 		case inCRIUTmp(mp, r.TmpDir):
-			bad = append(bad, mountLine(m)+": criu tmp dir")
+			report("mount "+mp, mountLine(m)+": criu tmp dir")
+		case isNetnsMount(mp, r):
+			report("mount "+mp, mountLine(m)+": named netns")
 		default:
 			continue
 		}
@@ -78,13 +96,19 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 	}
 	for _, l := range s.Links {
 		if r.LinkPrefix != "" && strings.HasPrefix(l.Name, r.LinkPrefix) {
-			bad = append(bad, linkLine(l))
+			report("link "+l.Name, linkLine(l))
 		}
+	}
+	for _, f := range describedLinks(s, r, r.LinkPrefix) {
+		report(f.key, f.line)
 	}
 	for _, t := range s.Tables {
 		if (r.TablePrefix != "" && strings.HasPrefix(t.Name, r.TablePrefix)) || strings.HasPrefix(t.Name, model.CRIUTablePrefix) {
-			bad = append(bad, tableLine(t))
+			report(tableLine(t), tableLine(t))
 		}
+	}
+	for _, f := range describedChains(s, r) {
+		report(f.key, f.line)
 	}
 	for _, f := range s.X11 {
 		if under(f.Path, r.StateRoot) || under(f.Target, r.StateRoot) {
@@ -93,7 +117,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 	}
 	for _, cg := range s.Cgroups {
 		if run, ok := model.RunOfCgroup(cg); ok {
-			bad = append(bad, "cgroup "+cg+": of run "+run)
+			report(cgroupKey(cg), "cgroup "+cg+": of run "+run)
 		}
 	}
 	for _, f := range s.Ledgers {
@@ -102,7 +126,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps []string) {
 	for _, f := range s.CRIUTmp {
 		bad = append(bad, fileLine("criu tmp", f))
 	}
-	return bad, gaps
+	return bad, gaps, kept
 }
 
 // pre holds when the preflight snapshot shows nothing of any faultwin run.
@@ -111,9 +135,12 @@ func pre(c *ctx) Result {
 	s := c.in.Preflight
 	s.Incomplete = nil // leftovers reports each incomplete entry itself
 	j.gap(snapshotGaps(named{labelPreflight, s})...)
-	bad, gaps := leftovers(c.in.Preflight, c.in.Roots)
+	bad, gaps, kept := leftovers(c.in.Preflight, c.in.Roots)
 	j.gap(gaps...)
 	j.fail(bad...)
+	for _, k := range kept {
+		j.note("kept by design: " + k)
+	}
 	return j.result("host clean at preflight",
 		func(n int) string { return plural(n, "leftover", "leftovers") + " of a faultwin run at preflight" })
 }
