@@ -73,7 +73,8 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 
 // readMounts parses one mountinfo file and keeps the mounts in scope: a
 // mount point under the roots or a CRIU leftover, a cgroup yard by mount
-// point or source, or an exact decoy path.
+// point or source, an exact decoy path, or a named netns matching a
+// roots.Netns glob (it pins its namespace after the run is gone).
 func readMounts(path string, roots snapshots.Roots, decoy map[string]bool) ([]snapshots.Mount, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -83,7 +84,8 @@ func readMounts(path string, roots snapshots.Roots, decoy map[string]bool) ([]sn
 	infos, err := mountinfo.GetMountsFromReader(f, func(i *mountinfo.Info) (skip, stop bool) {
 		keep := roots.InScope(i.Mountpoint) || decoy[i.Mountpoint] ||
 			strings.Contains(i.Mountpoint, model.CgyardMarker) ||
-			strings.Contains(i.Source, model.CgyardMarker)
+			strings.Contains(i.Source, model.CgyardMarker) ||
+			matchAny(roots.Netns, i.Mountpoint)
 		return !keep, false
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,9 +23,9 @@ import (
 )
 
 // captureLinks lists the links of the harness's network namespace whose
-// name starts with roots.LinkPrefix (none when the prefix is empty), sorted
-// by name. An interrupted dump keeps what it got and marks the snapshot
-// incomplete.
+// name starts with roots.LinkPrefix (none when the prefix is empty) or
+// matches a roots.Links glob, sorted by name. An interrupted dump keeps what
+// it got and marks the snapshot incomplete.
 // Equivalent to: ip -o link show | grep ': <prefix>'.
 func captureLinks(roots snapshots.Roots, inc *incomplete) []snapshots.Link {
 	out := []snapshots.Link{}
@@ -36,12 +37,15 @@ func captureLinks(roots snapshots.Roots, inc *incomplete) []snapshots.Link {
 		}
 		inc.add("links: dump interrupted, list may be partial: %v", err)
 	}
-	if roots.LinkPrefix == "" {
+	if roots.LinkPrefix == "" && len(roots.Links) == 0 {
 		return out
 	}
 	for _, l := range links {
 		a := l.Attrs()
-		if a == nil || !strings.HasPrefix(a.Name, roots.LinkPrefix) {
+		if a == nil {
+			continue
+		}
+		if !(roots.LinkPrefix != "" && strings.HasPrefix(a.Name, roots.LinkPrefix)) && !matchAny(roots.Links, a.Name) {
 			continue
 		}
 		out = append(out, snapshots.Link{
@@ -54,11 +58,18 @@ func captureLinks(roots snapshots.Roots, inc *incomplete) []snapshots.Link {
 	return out
 }
 
-// captureTables lists every nftables table of the harness's network
-// namespace (CRIU's "CRIU-*" network-lock tables included), sorted by family
-// and name.
-// Equivalent to: nft list tables.
+// captureTables is captureHostTables without chain globs: tables only.
 func captureTables(inc *incomplete) []snapshots.Table {
+	return captureHostTables(snapshots.Roots{}, inc)
+}
+
+// captureHostTables lists every nftables table of the harness's network
+// namespace (CRIU's "CRIU-*" network-lock tables included), sorted by family
+// and name, each with its chains that match a roots.Chains glob, sorted. A
+// supervisor such as netavark adds its chains to host tables it does not own
+// ("ip nat"), so a table list alone cannot show what it left.
+// Equivalent to: nft list tables; nft list chains.
+func captureHostTables(roots snapshots.Roots, inc *incomplete) []snapshots.Table {
 	out := []snapshots.Table{}
 	conn, err := nftables.New()
 	if err != nil {
@@ -70,13 +81,56 @@ func captureTables(inc *incomplete) []snapshots.Table {
 		inc.add("tables: %v", err)
 		return out
 	}
+	chains := map[tableID][]string{}
+	if len(roots.Chains) > 0 {
+		chains = chainsMatching(conn, roots.Chains, inc)
+	}
 	for _, t := range tables {
-		out = append(out, snapshots.Table{Family: FamilyName(t.Family), Name: t.Name})
+		tb := snapshots.Table{Family: FamilyName(t.Family), Name: t.Name}
+		tb.Chains = chains[tableID{tb.Family, tb.Name}]
+		out = append(out, tb)
 	}
 	slices.SortFunc(out, func(a, b snapshots.Table) int {
 		return cmp.Or(strings.Compare(a.Family, b.Family), strings.Compare(a.Name, b.Name))
 	})
 	return out
+}
+
+type tableID struct{ family, name string }
+
+// chainsMatching lists, per table, the sorted names of the chains that
+// match one of globs. A table made between the table and chain dumps has no
+// entry in the table list and is seen by the next snapshot.
+func chainsMatching(conn *nftables.Conn, globs []string, inc *incomplete) map[tableID][]string {
+	out := map[tableID][]string{}
+	chains, err := conn.ListChains()
+	if err != nil {
+		inc.add("chains: %v", err)
+		return out
+	}
+	for _, c := range chains {
+		if c.Table == nil || !matchAny(globs, c.Name) {
+			continue
+		}
+		id := tableID{FamilyName(c.Table.Family), c.Table.Name}
+		out[id] = append(out[id], c.Name)
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out
+}
+
+// matchAny reports whether name matches one of the path.Match globs a
+// driver declares. A malformed glob matches nothing here; the criteria
+// refuse to judge with it.
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, err := path.Match(g, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
 }
 
 // FamilyName spells an nftables table family the way nft(8) does: "ip",

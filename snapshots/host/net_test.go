@@ -88,7 +88,9 @@ func TestCaptureLinksAndTables(t *testing.T) {
 		t.Errorf("link 1 = %+v", l1)
 	}
 	for _, name := range []string{testTable, testCRIU} {
-		if !slices.Contains(s.Tables, snapshots.Table{Family: "inet", Name: name}) {
+		if !slices.ContainsFunc(s.Tables, func(t snapshots.Table) bool {
+			return t.Family == "inet" && t.Name == name && t.Netns == "" && len(t.Chains) == 0
+		}) {
 			t.Errorf("table inet %s not listed: %+v", name, s.Tables)
 		}
 	}
