@@ -53,7 +53,8 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []strin
 		gaps = append(gaps, "roots: no table prefix")
 	}
 	gaps = append(gaps, globGaps(r)...)
-	// report files line under key unless the supervisor keeps key by design.
+	// report counts line as a leftover unless its key is one the supervisor
+	// keeps by design, which pre notes instead.
 	report := func(key, line string) {
 		if shared(r, key) {
 			kept = append(kept, key)
