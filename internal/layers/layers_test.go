@@ -28,6 +28,7 @@ var rule = map[string][]string{
 	"review/replaytest":   {"criteria", "definitions", "drivers/catalog", "model", "rows", "snapshots"},
 	"runner":              {"criteria", "definitions", "drivers/...", "internal/gitcmd", "model", "registration", "rows", "snapshots/..."},
 	"doctor":              {"model", "snapshots/host"},
+	"triggers":            {"model"},
 	"internal/gitcmd":     {},
 	"internal/layers":     {},
 	"scripts/testsummary": {},
