@@ -47,6 +47,10 @@ func f1(c *ctx) Result {
 	}
 	d := c.in.Death
 	switch {
+	case len(d.Victims) > 0:
+		// An external trigger's kill lands on the processes it names; the
+		// supervisor itself may live on (a killed criu or conmon).
+		victims(j, d)
 	case d.Signaled && isSIGKILL(d.Signal):
 		j.note("supervisor died of signal " + strconv.Quote(d.Signal))
 	case d.Signaled:
@@ -61,8 +65,40 @@ func f1(c *ctx) Result {
 	if !d.Reaped {
 		j.fail("supervisor not reaped: its death is not confirmed")
 	}
-	return j.result("fault fired at "+f.Point+" and the supervisor died of SIGKILL",
+	ok := "fault fired at " + f.Point + " and the supervisor died of SIGKILL"
+	if len(d.Victims) > 0 {
+		ok = "fault fired at " + f.Point + " and " + plural(len(d.Victims), "victim", "victims") + " died of SIGKILL"
+	}
+	return j.result(ok,
 		func(int) string { return "fault did not land as armed at " + f.Point })
+}
+
+// victims judges an external trigger's kills: each victim was killed by
+// (pid, start) and seen gone. A role with no process of the run at the
+// instant means the fault did not land as armed.
+func victims(j *judge, d model.Death) {
+	for _, v := range d.Victims {
+		who := v.Role + " " + v.Comm + " pid " + strconv.Itoa(v.PID.PID)
+		switch {
+		case v.Err != "":
+			j.fail(who + ": " + v.Err)
+		case !v.Gone:
+			j.fail(who + " was sent SIGKILL but not seen gone")
+		default:
+			j.note(who + " killed by SIGKILL at " + v.KilledAt.UTC().Format(time.RFC3339Nano) + " and gone")
+		}
+	}
+	switch {
+	case d.Signaled:
+		j.note("supervisor died of signal " + strconv.Quote(d.Signal))
+	case d.OpErr != "":
+		j.note("supervisor lived on; its operation returned " + strconv.Quote(d.OpErr))
+	default:
+		j.note("supervisor lived on; its operation returned success")
+	}
+	if !d.Reaped {
+		j.fail("operation's process not reaped")
+	}
 }
 
 // isSIGKILL accepts the spellings a driver may record for signal 9.

@@ -68,6 +68,12 @@ func Run(ctx context.Context, cfg Config) []Check {
 		checkCRIUCheck,
 		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "Xvfb", "xvfb") },
 		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "openbox", "openbox") },
+		checkPodman,
+		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "runc", "runc") },
+		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "conmon", "conmon") },
+		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "iptables", "iptables") },
+		checkNetavark,
+		checkBusybox,
 	}
 	out := make([]Check, 0, len(checks))
 	for _, f := range checks {

@@ -88,3 +88,26 @@ func (r SweepReport) Empty() bool {
 		len(r.TablesDeleted) == 0 && len(r.FilesRemoved) == 0 && len(r.SysctlsRestored) == 0 &&
 		len(r.CgroupsRemoved) == 0 && !r.LedgerRemoved
 }
+
+// Reclaim is what the harness's last resort removed after a described
+// supervisor's window, so the next window finds a clean host. It runs after
+// every judged snapshot, is kept in the row beside the verdict and is never
+// counted as the supervisor's own sweep.
+type Reclaim struct {
+	Killed          []Killed `json:"killed,omitempty"`
+	Unmounted       []string `json:"unmounted,omitempty"`
+	FilesRemoved    []string `json:"files_removed,omitempty"`
+	LinksDeleted    []string `json:"links_deleted,omitempty"`
+	RulesDeleted    []string `json:"rules_deleted,omitempty"`
+	ChainsDeleted   []string `json:"chains_deleted,omitempty"`
+	TablesDeleted   []string `json:"tables_deleted,omitempty"`
+	CgroupsRemoved  []string `json:"cgroups_removed,omitempty"`
+	SysctlsRestored []string `json:"sysctls_restored,omitempty"`
+	Errors          []string `json:"errors,omitempty"`
+}
+
+// Empty reports whether the last resort found nothing to do.
+func (r Reclaim) Empty() bool {
+	return len(r.Killed)+len(r.Unmounted)+len(r.FilesRemoved)+len(r.LinksDeleted)+len(r.RulesDeleted)+
+		len(r.ChainsDeleted)+len(r.TablesDeleted)+len(r.CgroupsRemoved)+len(r.SysctlsRestored) == 0
+}

@@ -14,6 +14,29 @@ type Point struct {
 	// restore made to fail reaches no other point a window may name.
 	FailRestore bool   `json:"fail_restore,omitempty"`
 	Desc        string `json:"desc,omitempty"`
+	// External points are instants seen from outside the supervisor: the
+	// clock starts when the Watch role appears ("operation": when the
+	// operation starts), runs the window's delay, and the Kill roles are
+	// SIGKILLed in order. Empty for points compiled into the supervisor.
+	Watch string   `json:"watch,omitempty"`
+	Kill  []string `json:"kill,omitempty"`
+}
+
+// External reports whether p is an external trigger point.
+func (p Point) External() bool { return p.Watch != "" }
+
+// WatchOperation is the Watch of an external point whose clock starts with
+// the operation itself; as a Kill role it names the operation's process.
+const WatchOperation = "operation"
+
+// HostNames is what a supervisor makes under host-global names, as globs
+// (path.Match), for the snapshots to see and the criteria to judge. See
+// snapshots.Roots for how each is used.
+type HostNames struct {
+	Links  []string
+	Netns  []string
+	Chains []string
+	Shared []string // finding-key globs kept by design for all runs
 }
 
 // DriverSpec is what a driver publishes about its supervisor, so the loader
@@ -25,6 +48,12 @@ type DriverSpec struct {
 	// Precondition says what op needs that pre lacks ("" when nothing), and
 	// how to fix it: the armed operation must have something to act on.
 	Precondition func(op string, pre Precondition) (problem, fix string)
+	// Names are the supervisor's host-global names (none for refsup, whose
+	// names follow the run naming rules).
+	Names HostNames
+	// Source is where the spec was described ("supervisors/podman.yaml"),
+	// empty for a driver written in Go.
+	Source string
 }
 
 // Point returns the point named name.

@@ -49,6 +49,10 @@ type Row struct {
 	Logs          map[string]string  `json:"logs"`
 	LogsTruncated map[string]int     `json:"logs_truncated,omitempty"`
 	Durations     map[string]float64 `json:"durations_ms"` // milliseconds per step
+	// Reclaim is what the harness's last resort removed after a described
+	// supervisor's sweeps: kept beside the verdict, never judged as the
+	// supervisor's sweep.
+	Reclaim *model.Reclaim `json:"reclaim,omitempty"`
 	// Prev is the Hash of the row before this one in its file ("" for the
 	// first); Hash is this row's own. Writer.Append sets both.
 	Prev string `json:"prev"`

@@ -56,6 +56,7 @@ func (p *Provenance) Row(o *Outcome) (*rows.Row, error) {
 		Reason:    o.Verdict.Reason,
 		Criteria:  crit,
 		Durations: o.Durations,
+		Reclaim:   o.Reclaim,
 	}
 	if p.Err != "" {
 		row.Host.Missing = append(row.Host.Missing, "provenance: "+p.Err)

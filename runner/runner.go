@@ -74,8 +74,11 @@ type Outcome struct {
 	Logs      map[string]string
 	Durations map[string]float64 // milliseconds per step
 	Host      snapshots.Host
-	Started   time.Time
-	Finished  time.Time
+	// Reclaim is what the last resort removed after a described
+	// supervisor's window (nil for refsup, whose own sweep is all there is).
+	Reclaim  *model.Reclaim
+	Started  time.Time
+	Finished time.Time
 }
 
 // NewRunID returns a fresh run id: "r" and 8 hex digits.
@@ -95,7 +98,7 @@ var ErrNoWindows = errors.New("no window selected")
 // instead of vanishing.
 func (r *Runner) Run(ctx context.Context, w model.Window) (*Outcome, error) {
 	o := &Outcome{Durations: map[string]float64{}, Started: time.Now().UTC(), Host: host.Facts()}
-	o.Input.Window, o.Input.Roots = w, r.Roots
+	o.Input.Window, o.Input.Roots = w, r.RootsFor(w)
 	x := &attempt{r: r, ctx: ctx, o: o, in: &o.Input, w: w, run: NewRunID()}
 	x.execute()
 	o.Finished = time.Now().UTC()
@@ -134,6 +137,7 @@ func (x *attempt) execute() {
 	x.death()
 	x.evidence()
 	x.sweeps()
+	x.reclaim()
 }
 
 // step times f under name and returns its error.
@@ -153,7 +157,7 @@ func (x *attempt) harness(what string, err error) {
 
 func (x *attempt) capture(label string, into *snapshots.Snapshot) {
 	x.harness("snapshot "+label, x.step("snapshot_"+label, func() (err error) {
-		*into, err = host.Capture(x.ctx, label, x.r.Roots, x.in.Decoys)
+		*into, err = host.Capture(x.ctx, label, x.in.Roots, x.in.Decoys)
 		return err
 	}))
 }
@@ -171,11 +175,11 @@ func (x *attempt) logf(format string, a ...any) {
 func (x *attempt) preflight() bool {
 	x.capture("preflight", &x.in.Preflight)
 	for deadline := time.Now().Add(PreflightZombieWait); x.in.HarnessErr == "" &&
-		OnlyZombies(x.in.Preflight, x.r.Roots) && time.Now().Before(deadline); {
+		OnlyZombies(x.in.Preflight, x.in.Roots) && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		x.capture("preflight", &x.in.Preflight)
 	}
-	if x.in.HarnessErr != "" || len(criteria.Leftovers(x.in.Preflight, x.r.Roots)) > 0 {
+	if x.in.HarnessErr != "" || len(criteria.Leftovers(x.in.Preflight, x.in.Roots)) > 0 {
 		x.logf("host unclean or unreadable; not running")
 		return false
 	}

@@ -13,6 +13,9 @@ packages=(
   xz-utils ca-certificates
   # headless report checks
   chromium
+  # the podman windows: podman 4.3 with runc (crun cannot run here), conmon,
+  # netavark and the iptables it drives, and a static busybox for the image
+  podman runc conmon netavark aardvark-dns iptables busybox-static
 )
 
 missing=()

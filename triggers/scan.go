@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -55,8 +57,8 @@ type scanner struct {
 	run    string
 	op     model.PID
 	roles  []Role
-	byComm map[string]int
-	envKey []byte // "\x00FAULTWIN_RUN=<run>\x00"
+	byComm map[string][]int // roles by comm; roles with argv words first
+	envKey []byte           // "\x00FAULTWIN_RUN=<run>\x00"
 
 	procs map[int]*proc
 	hot   []*proc // members and recent non-members: their comm is re-read
@@ -77,7 +79,7 @@ func newScanner(root string, run string, op model.PID, roles []Role) (*scanner, 
 	}
 	s := &scanner{
 		dirfd: fd, run: run, op: op, roles: roles,
-		byComm:   map[string]int{},
+		byComm:   map[string][]int{},
 		procs:    map[int]*proc{},
 		roleSeen: make([]bool, len(roles)),
 		dents:    make([]byte, 64<<10),
@@ -86,10 +88,13 @@ func newScanner(root string, run string, op model.PID, roles []Role) (*scanner, 
 	if run != "" {
 		s.envKey = []byte("\x00" + model.RunEnvKey + "=" + run + "\x00")
 	}
-	for i, r := range roles {
-		for _, c := range r.Comms {
-			if _, dup := s.byComm[c]; !dup {
-				s.byComm[c] = i
+	for _, withArgv := range []bool{true, false} {
+		for i, r := range roles {
+			if (len(r.Argv) > 0) != withArgv {
+				continue
+			}
+			for _, c := range r.Comms {
+				s.byComm[c] = append(s.byComm[c], i)
 			}
 		}
 	}
@@ -318,8 +323,8 @@ func (s *scanner) classify(p *proc, now time.Time) {
 	if !p.member {
 		return
 	}
-	r, ok := s.byComm[p.comm]
-	if !ok {
+	r := s.roleOf(p)
+	if r < 0 {
 		p.role = -1
 		return
 	}
@@ -328,6 +333,44 @@ func (s *scanner) classify(p *proc, now time.Time) {
 		s.roleSeen[r] = true
 		s.appeared = append(s.appeared, Appearance{Role: s.roles[r].Name, PID: p.id, Comm: p.comm, At: now})
 	}
+}
+
+// roleOf returns the role p's comm (and, for roles that name argv words,
+// its argv) gives it, or -1. Two roles may share a comm ("podman" the
+// operation and "podman container cleanup"): the argv tells them apart.
+func (s *scanner) roleOf(p *proc) int {
+	var argv []string
+	read := false
+	for _, r := range s.byComm[p.comm] {
+		words := s.roles[r].Argv
+		if len(words) == 0 {
+			return r
+		}
+		if !read {
+			argv, read = readArgv(p.id.PID), true
+		}
+		if containsAll(argv, words) {
+			return r
+		}
+	}
+	return -1
+}
+
+func readArgv(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+func containsAll(argv, words []string) bool {
+	for _, w := range words {
+		if !slices.Contains(argv, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // targets returns the live processes of the run that have role r at this

@@ -35,6 +35,9 @@ var ErrPlan = errors.New("triggers: invalid plan")
 type Role struct {
 	Name  string   // "criu", "conmon", "runc", "podman", "supervisor"
 	Comms []string // exact /proc/<pid>/comm values that make a process this role
+	// Argv words must each be an element of the process's argv too, so two
+	// roles can share a comm ("podman container cleanup" vs the operation).
+	Argv []string
 	// Top: when several processes of the run have the role, kill only those
 	// whose parent has not the same role (CRIU's top process, not its
 	// restorer forks). Without it every live process of the role is killed.

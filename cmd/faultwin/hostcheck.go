@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"faultwin/criteria"
@@ -24,7 +25,7 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	roots := snapshots.DefaultRoots(*root)
+	roots := runner.AllRoots(snapshots.DefaultRoots(*root))
 	s, err := host.Capture(ctx, "hostcheck", roots, snapshots.Decoys{})
 	if err != nil {
 		return fmt.Errorf("reading host state: %w", err)
@@ -43,7 +44,7 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	left := criteria.Leftovers(s, roots) // unreadable parts count as leftovers there
 	if len(left) == 0 {
-		fmt.Fprintf(stdout, "host clean: nothing of any faultwin run under %s, no dvh* link, no faultwin or CRIU-* table, no X11 socket, no /tmp/.criu.*\n", *root)
+		fmt.Fprintf(stdout, "host clean: nothing of any faultwin run under %s, no dvh* link, no faultwin or CRIU-* table, no X11 socket, no /tmp/.criu.*, nothing a described supervisor claims (%s)\n", *root, describedNames(roots))
 		return nil
 	}
 	fmt.Fprintf(stdout, "host NOT clean (%d leftovers); windows would be INVALID:\n", len(left))
@@ -51,7 +52,21 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 		fmt.Fprintln(stdout, "  -", l)
 	}
 	fmt.Fprintf(stdout, "clean it with the supervisor's own sweep: sudo make sweep   (= bin/faultwin sweep --state-root %s)\n", *root)
+	fmt.Fprintln(stdout, "  for a described supervisor's leftovers under host-global names (podman's netns, bridge, chains) add --reclaim-names: bin/faultwin sweep --reclaim-names")
 	fmt.Fprintln(stdout, "  it sweeps each run under the state root with its supervisor, removes the harness's decoys, and kills what runs whose state dir is gone left (by tag, namespace or cgroup)")
 	fmt.Fprintln(stdout, "anything it names as left was not tied to a faultwin run: remove it by hand")
 	return statusExit{1, fmt.Sprintf("host not clean: %d leftovers", len(left))}
+}
+
+// describedNames spells the host-global names the described supervisors
+// claim, for the clean-host line.
+func describedNames(r snapshots.Roots) string {
+	var parts []string
+	for _, l := range [][]string{r.Links, r.Netns, r.Chains} {
+		parts = append(parts, l...)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -15,6 +15,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/model"
+	"faultwin/reclaim"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )
@@ -51,7 +52,7 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 		case hasDir(run):
 			// its run's own supervisor sweep owns it
 		default:
-			if err := killExact(p.ID()); err != nil {
+			if err := reclaim.KillExact(p.ID()); err != nil {
 				errs = append(errs, fmt.Errorf("pid %d of run %s: %w", p.PID, run, err))
 				continue
 			}
@@ -59,7 +60,7 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 			fmt.Fprintf(stdout, "sweep: killed pid %d (%s) of run %s, whose state dir is gone (%s)\n", p.PID, p.Comm, run, strings.Join(o.Why, ", "))
 		}
 	}
-	waitGone(killed, 5*time.Second)
+	reclaim.WaitGone(killed, 5*time.Second)
 	cgs := slices.Clone(s.Cgroups)
 	sort.Slice(cgs, func(i, j int) bool { return len(cgs[i]) > len(cgs[j]) }) // deepest first
 	for _, cg := range cgs {
@@ -110,39 +111,4 @@ func attributeRuns(s snapshots.Snapshot, owned []criteria.Owned) map[model.PID]s
 		}
 	}
 	return runOf
-}
-
-// killExact sends SIGKILL to id through a pidfd, after checking the pid
-// still has id's start time, so a reused pid is never hit.
-func killExact(id model.PID) error {
-	fd, err := unix.PidfdOpen(id.PID, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return nil
-		}
-		return fmt.Errorf("pidfd_open: %w", err)
-	}
-	defer unix.Close(fd)
-	if st, err := host.StartTime(id.PID); err != nil || st != id.StartTime {
-		return nil // gone, or the pid now names another process
-	}
-	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("pidfd_send_signal: %w", err)
-	}
-	return nil
-}
-
-func waitGone(ps []snapshots.Process, limit time.Duration) {
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		alive := false
-		for _, p := range ps {
-			// A zombie is dead already: its parent or init reaps it.
-			if st, state, err := host.StartState(p.PID); err == nil && st == p.StartTime && state != "Z" && state != "X" {
-				alive = true
-			}
-		}
-		if !alive {
-			return
-		}
-	}
 }

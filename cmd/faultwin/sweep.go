@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,8 +14,12 @@ import (
 	"sort"
 	"strings"
 
+	"faultwin/drivers/catalog"
+	"faultwin/drivers/described"
 	"faultwin/model"
+	"faultwin/reclaim"
 	"faultwin/runner"
+	"faultwin/snapshots"
 )
 
 // runSweep cleans a host after an interrupted run: it calls each dead run's
@@ -26,6 +31,7 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	fs.SetOutput(stdout)
 	root := fs.String("state-root", model.DefaultStateRoot, "refsup state root")
 	bin := fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary")
+	names := fs.Bool("reclaim-names", false, "for runs of a described supervisor (podman), also remove the host-global names its description claims (named netns, bridge ports, chains); without it they are only listed, since outside a window they may be another user's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,6 +58,10 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	sort.Strings(runs)
 	var errs []error
 	for _, run := range runs {
+		if name := described.DriverOf(filepath.Join(*root, run)); name != "" {
+			errs = append(errs, sweepDescribed(ctx, stdout, *root, run, name, *names))
+			continue
+		}
 		cmd := exec.CommandContext(ctx, *bin, "sweep", "--root", *root, "--run", run)
 		var out, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -73,4 +83,34 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	errs = append(errs, sweepOrphans(ctx, stdout, *root))
 	return errors.Join(errs...)
+}
+
+// sweepDescribed cleans a run of a supervisor described as data: its own
+// sweep twice, then the harness's last resort on what is left (the run's
+// processes, mounts under its state dir, cgroups, the state dir; the
+// host-global names only with --reclaim-names).
+func sweepDescribed(ctx context.Context, stdout io.Writer, root, run, name string, names bool) error {
+	desc := catalog.Description(name)
+	if desc == nil {
+		return fmt.Errorf("run %s: its state dir names supervisor %q, which no description defines (%v)", run, name, catalog.Err())
+	}
+	reports, err := described.SweepRun(ctx, desc, root, run)
+	for i, r := range reports {
+		fmt.Fprintf(stdout, "sweep: run %s: %s sweep %d: %d errors\n", run, name, i+1, len(r.Errors))
+	}
+	if err != nil {
+		return fmt.Errorf("%s sweep of run %s: %w", name, run, err)
+	}
+	roots := runner.AllRoots(snapshots.DefaultRoots(root))
+	r := reclaim.Run(ctx, reclaim.Plan{Scope: model.NewScope(root, run), Roots: roots,
+		EmptyTables: desc.Reclaim.EmptyTables, RemoveStateDir: true, Names: names})
+	b, _ := json.Marshal(r)
+	fmt.Fprintf(stdout, "sweep: run %s: last resort after %s's sweep: %s\n", run, name, b)
+	if !names {
+		fmt.Fprintf(stdout, "sweep: host-global names %s may claim were left; `faultwin hostcheck` lists any, `faultwin sweep --reclaim-names` removes them\n", name)
+	}
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("last resort for run %s: %s", run, strings.Join(r.Errors, "; "))
+	}
+	return nil
 }

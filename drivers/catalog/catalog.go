@@ -1,15 +1,22 @@
-// Package catalog names the drivers faultwin knows. Adding a driver means
-// adding it here; the loader, the criteria and the runner stay as they are.
+// Package catalog names the drivers faultwin knows: refsup, written in Go,
+// and every supervisor described as data (supervisors/*.yaml, and the files
+// FAULTWIN_SUPERVISORS names). Adding a driver means adding it here or
+// writing a description; the loader, the criteria and the runner stay as
+// they are.
 package catalog
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"faultwin/drivers"
+	"faultwin/drivers/described"
 	"faultwin/drivers/refsup"
 	"faultwin/model"
+	"faultwin/supervisors"
 )
 
 // Options is what any driver may be built from; a driver ignores what it
@@ -24,17 +31,63 @@ type Options struct {
 type entry struct {
 	spec func() model.DriverSpec
 	make func(Options) drivers.Driver
+	desc *described.Description
 }
 
-var known = map[string]entry{
-	refsup.Name: {
-		spec: refsup.Spec,
-		make: func(o Options) drivers.Driver { return refsup.New(o.Bin, o.StateRoot, o.LogDir, o.Bugs) },
-	},
+var (
+	once    sync.Once
+	known   map[string]entry
+	loadErr error
+)
+
+// load builds the table once: refsup, the built-in descriptions, then the
+// ones named by FAULTWIN_SUPERVISORS. A description that does not parse is
+// an error of every call, so a typo is never a silently missing driver.
+func load() {
+	known = map[string]entry{
+		refsup.Name: {
+			spec: refsup.Spec,
+			make: func(o Options) drivers.Driver { return refsup.New(o.Bin, o.StateRoot, o.LogDir, o.Bugs) },
+		},
+	}
+	descs, err := described.LoadFS(supervisors.Files, "supervisors/")
+	if extra := os.Getenv(described.EnvDirs); extra != "" {
+		more, err2 := described.LoadPaths(extra)
+		descs = append(descs, more...)
+		err = joinErr(err, err2)
+	}
+	for _, d := range descs {
+		if prev, dup := known[d.Name]; dup {
+			where := "the built-in driver"
+			if prev.desc != nil {
+				where = prev.desc.File
+			}
+			err = joinErr(err, fmt.Errorf("%s: name: %q is already described by %s", d.File, d.Name, where))
+			continue
+		}
+		d := d
+		known[d.Name] = entry{spec: d.Spec, desc: d,
+			make: func(o Options) drivers.Driver { return described.New(d, o.StateRoot, o.LogDir) }}
+	}
+	loadErr = err
 }
+
+func joinErr(a, b error) error {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return fmt.Errorf("%w\n%w", a, b)
+}
+
+// Err reports descriptions that could not be read.
+func Err() error { once.Do(load); return loadErr }
 
 // Names returns the known drivers, sorted.
 func Names() []string {
+	once.Do(load)
 	out := make([]string, 0, len(known))
 	for n := range known {
 		out = append(out, n)
@@ -45,6 +98,7 @@ func Names() []string {
 
 // Specs returns every known driver's published spec.
 func Specs() []model.DriverSpec {
+	once.Do(load)
 	out := make([]model.DriverSpec, 0, len(known))
 	for _, n := range Names() {
 		out = append(out, known[n].spec())
@@ -52,10 +106,31 @@ func Specs() []model.DriverSpec {
 	return out
 }
 
-// New returns a fresh driver named name.
-func New(name string, o Options) (drivers.Driver, error) {
+// Spec returns the spec of the driver named name.
+func Spec(name string) (model.DriverSpec, bool) {
+	once.Do(load)
 	e, ok := known[name]
 	if !ok {
+		return model.DriverSpec{}, false
+	}
+	return e.spec(), true
+}
+
+// Description returns the description of a described driver (nil for
+// refsup).
+func Description(name string) *described.Description {
+	once.Do(load)
+	return known[name].desc
+}
+
+// New returns a fresh driver named name.
+func New(name string, o Options) (drivers.Driver, error) {
+	once.Do(load)
+	e, ok := known[name]
+	if !ok {
+		if loadErr != nil {
+			return nil, fmt.Errorf("unknown driver %q (known: %s); descriptions not read: %v", name, strings.Join(Names(), ", "), loadErr)
+		}
 		return nil, fmt.Errorf("unknown driver %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return e.make(o), nil

@@ -72,7 +72,7 @@ func (h Host) Capture(ctx context.Context, label string, roots snapshots.Roots, 
 		func() { s.Mounts = captureMounts(h.procRoot(), ps.self, procs, roots, decoys, inc) },
 		func() { s.Links = captureLinks(roots, inc) },
 		func() {
-			s.Tables = append(captureTables(inc), captureNetnsTables(h.procRoot(), ps.self.net, ps.netns, roots, inc)...)
+			s.Tables = append(captureHostTables(roots, inc), captureNetnsTables(h.procRoot(), ps.self.net, ps.netns, roots, inc)...)
 		},
 		func() { s.X11, s.CRIUTmp = captureTmp(roots, inc) },
 		func() { s.Ledgers = captureLedgers(roots.StateRoot, inc) },

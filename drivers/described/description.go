@@ -1,0 +1,460 @@
+// Package described drives a supervisor faultwin did not write, from a
+// description in YAML (supervisors/*.yaml): the commands that build a
+// precondition, start an operation and run the supervisor's own cleanup,
+// the process roles external triggers watch and kill, and the host-global
+// names the supervisor makes. Adding a supervisor means writing such a
+// file; no Go code.
+package described
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"faultwin/model"
+)
+
+// Description is one supervisor, as its file says.
+type Description struct {
+	Name    string `yaml:"name"`
+	Summary string `yaml:"summary"`
+	// Binary is the supervisor's executable, looked up on PATH after
+	// PathPrepend (doctor checks it is there).
+	Binary      string   `yaml:"binary"`
+	VersionArgs []string `yaml:"version_args"`
+	// PathPrepend comes before the harness's PATH for every command, so the
+	// supervisor finds the right helpers (CRIU 4.2 before an older one).
+	PathPrepend []string `yaml:"path_prepend"`
+	// TimeoutMS bounds every command: a stuck call is killed, recorded and
+	// ends the window with its evidence instead of hanging the suite.
+	TimeoutMS int               `yaml:"timeout_ms"`
+	Base      []string          `yaml:"base"`
+	Vars      map[string]string `yaml:"vars"`
+	// Setup runs once per window before the precondition (an image import).
+	Setup        []Command            `yaml:"setup"`
+	Precondition Precondition         `yaml:"precondition"`
+	Operations   map[string]Operation `yaml:"operations"`
+	// Sweep is the supervisor's own cleanup after a crash, what its users
+	// run; the harness runs it twice.
+	Sweep  []Command       `yaml:"sweep"`
+	Roles  map[string]Role `yaml:"roles"`
+	Points []Point         `yaml:"points"`
+	Owns   Owns            `yaml:"owns"`
+	Shared []Shared        `yaml:"shared"`
+	// Reclaim is the last resort between windows, never counted as the
+	// supervisor's sweep: what it may remove besides the run's own things.
+	Reclaim Reclaim `yaml:"reclaim"`
+
+	File string `yaml:"-"` // where it was read from
+}
+
+// Command is an argv; "{base}" as a whole element expands to Base, and
+// "{run}", "{state}", "{n}", "{assets}" and "{<var>}" are replaced inside
+// elements.
+type Command []string
+
+// Precondition says how each precondition field is built; a field without a
+// command cannot be asked for.
+type Precondition struct {
+	Cold       Command `yaml:"cold"`       // once per cold session, {n} = 1, 2, ...
+	Checkpoint Command `yaml:"checkpoint"` // a checkpoint of session 1 on disk
+	Restored   Command `yaml:"restored"`   // once per restored session
+}
+
+// Operation is one operation a window can interrupt.
+type Operation struct {
+	Run   Command `yaml:"run"`
+	Needs Needs   `yaml:"needs"`
+	Desc  string  `yaml:"desc"`
+}
+
+// Needs is the least precondition an operation acts on.
+type Needs struct {
+	Cold       int  `yaml:"cold"`
+	Checkpoint bool `yaml:"checkpoint"`
+}
+
+// Role is a kind of process of the run: by exact comm, optionally with an
+// argv word ("cleanup"), optionally the top one of several (CRIU's).
+type Role struct {
+	Comm []string `yaml:"comm"`
+	Argv []string `yaml:"argv"`
+	Top  bool     `yaml:"top"`
+}
+
+// Point is an external trigger point.
+type Point struct {
+	Name      string   `yaml:"name"`
+	Operation string   `yaml:"operation"`
+	Watch     string   `yaml:"watch"`
+	Kill      []string `yaml:"kill"`
+	Timed     bool     `yaml:"timed"`
+	Desc      string   `yaml:"desc"`
+}
+
+// Owns lists the host-global names the supervisor makes for a run.
+type Owns struct {
+	Links  []string `yaml:"links"`
+	Netns  []string `yaml:"netns"`
+	Chains []string `yaml:"chains"`
+}
+
+// Shared is a finding the supervisor keeps for all its runs by design.
+type Shared struct {
+	Key string `yaml:"key"`
+	Why string `yaml:"why"`
+}
+
+// Reclaim is what the last resort may remove besides the run's things.
+type Reclaim struct {
+	// EmptyTables are nft tables ("ip nat") removed once empty.
+	EmptyTables []string `yaml:"empty_tables"`
+}
+
+// Error is one problem of a description: file:line: field: what is wrong.
+type Error struct {
+	File    string
+	Line    int
+	Field   string
+	Problem string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Problem)
+}
+
+// MaxFileBytes bounds a description file.
+const MaxFileBytes = 256 << 10
+
+var (
+	namePattern  = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+	pointPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`)
+	placeholder  = regexp.MustCompile(`\{([a-z_]+)\}`)
+)
+
+// builtins are the placeholders every command may use.
+var builtins = []string{"base", "run", "state", "n", "assets"}
+
+// Parse reads one description; file names it in errors. Every problem is
+// reported, joined.
+func Parse(file string, data []byte) (*Description, error) {
+	if len(data) > MaxFileBytes {
+		return nil, &Error{File: file, Line: 1, Field: "file", Problem: fmt.Sprintf("%d bytes, at most %d", len(data), MaxFileBytes)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(file, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, &Error{File: file, Line: 1, Field: "file", Problem: "empty description"}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var d Description
+	if err := dec.Decode(&d); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(file, err)
+	}
+	d.File = file
+	c := &checker{file: file, root: root.Content[0]}
+	c.check(&d)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return &d, nil
+}
+
+// yamlError turns yaml.v3's messages ("line 7: field comand not found in
+// type described.Operation") into file:line: field: problem.
+func yamlError(file string, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		line := 0
+		if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
+			_, msg, _ = strings.Cut(msg, ": ")
+		}
+		return &Error{File: file, Line: line, Field: "yaml", Problem: msg}
+	}
+	var errs []error
+	for _, m := range te.Errors {
+		line := 0
+		rest := m
+		if _, e := fmt.Sscanf(m, "line %d:", &line); e == nil {
+			_, rest, _ = strings.Cut(m, ": ")
+		}
+		field := "value"
+		if f, ok := strings.CutPrefix(rest, "field "); ok {
+			name, _, _ := strings.Cut(f, " ")
+			field, rest = name, "unknown field"
+		}
+		errs = append(errs, &Error{File: file, Line: line, Field: field, Problem: rest})
+	}
+	return errors.Join(errs...)
+}
+
+// checker validates values and finds the line of each field.
+type checker struct {
+	file string
+	root *yaml.Node
+	errs []error
+}
+
+func (c *checker) addf(field string, format string, a ...any) {
+	c.errs = append(c.errs, &Error{File: c.file, Line: c.line(field), Field: field, Problem: fmt.Sprintf(format, a...)})
+}
+
+// line finds the line of a dotted field path ("points[3].kill[1]",
+// "operations.restore.run") in the document, or of its nearest parent.
+func (c *checker) line(field string) int {
+	n := c.root
+	best := n.Line
+	for _, part := range splitField(field) {
+		next := child(n, part)
+		if next == nil {
+			break
+		}
+		n, best = next, next.Line
+	}
+	return best
+}
+
+func splitField(f string) []string {
+	var out []string
+	for _, p := range strings.Split(f, ".") {
+		name, idx, ok := strings.Cut(p, "[")
+		out = append(out, name)
+		for ok {
+			var i string
+			i, idx, _ = strings.Cut(idx, "]")
+			out = append(out, "["+i+"]")
+			_, idx, ok = strings.Cut(idx, "[")
+		}
+	}
+	return out
+}
+
+func child(n *yaml.Node, part string) *yaml.Node {
+	if strings.HasPrefix(part, "[") {
+		var i int
+		if _, err := fmt.Sscanf(part, "[%d]", &i); err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+			return nil
+		}
+		return n.Content[i]
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == part {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func (c *checker) check(d *Description) {
+	switch {
+	case d.Name == "":
+		c.addf("name", "missing; name the supervisor, like podman")
+	case !namePattern.MatchString(d.Name):
+		c.addf("name", "%q: use lower case letters, digits and dashes", d.Name)
+	case d.Name == model.DefaultDriver:
+		c.addf("name", "%q is the built-in driver's name", d.Name)
+	}
+	if d.Binary == "" {
+		c.addf("binary", "missing; name the supervisor's executable")
+	}
+	if d.TimeoutMS < 100 || d.TimeoutMS > 600000 {
+		c.addf("timeout_ms", "%d: give 100..600000 ms, the bound of every command", d.TimeoutMS)
+	}
+	for i, p := range d.PathPrepend {
+		if !path.IsAbs(p) {
+			c.addf(fmt.Sprintf("path_prepend[%d]", i), "%q is not an absolute directory", p)
+		}
+	}
+	vars := slices.Clone(builtins)
+	for k := range d.Vars {
+		if slices.Contains(builtins, k) {
+			c.addf("vars."+k, "%q is a built-in placeholder", k)
+		}
+		vars = append(vars, k)
+	}
+	c.command("base", d.Base, vars, false)
+	for i, s := range d.Setup {
+		c.command(fmt.Sprintf("setup[%d]", i), s, vars, true)
+	}
+	c.optional("precondition.cold", d.Precondition.Cold, vars)
+	c.optional("precondition.checkpoint", d.Precondition.Checkpoint, vars)
+	c.optional("precondition.restored", d.Precondition.Restored, vars)
+	if len(d.Operations) == 0 {
+		c.addf("operations", "missing; name at least one operation and its command")
+	}
+	for _, name := range sortedKeys(d.Operations) {
+		op := d.Operations[name]
+		c.command("operations."+name+".run", op.Run, vars, true)
+		if op.Needs.Cold > 0 && len(d.Precondition.Cold) == 0 {
+			c.addf("operations."+name+".needs.cold", "needs cold sessions but precondition.cold has no command")
+		}
+		if op.Needs.Checkpoint && len(d.Precondition.Checkpoint) == 0 {
+			c.addf("operations."+name+".needs.checkpoint", "needs a checkpoint but precondition.checkpoint has no command")
+		}
+	}
+	if len(d.Sweep) == 0 {
+		c.addf("sweep", "missing; give the supervisor's own cleanup commands")
+	}
+	for i, s := range d.Sweep {
+		c.command(fmt.Sprintf("sweep[%d]", i), s, vars, true)
+	}
+	for _, name := range sortedKeys(d.Roles) {
+		r := d.Roles[name]
+		if name == model.WatchOperation {
+			c.addf("roles."+name, "%q is reserved for the operation's own process", name)
+		}
+		if len(r.Comm) == 0 {
+			c.addf("roles."+name+".comm", "missing; give the comm (at most 15 characters) of the role's processes")
+		}
+		for i, cm := range r.Comm {
+			if cm == "" || len(cm) > 15 {
+				c.addf(fmt.Sprintf("roles.%s.comm[%d]", name, i), "%q: a comm is 1..15 characters", cm)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, p := range d.Points {
+		f := fmt.Sprintf("points[%d]", i)
+		switch {
+		case !pointPattern.MatchString(p.Name):
+			c.addf(f+".name", "%q: write <operation>.<instant>, like restore.criu", p.Name)
+		case seen[p.Name]:
+			c.addf(f+".name", "%q repeated", p.Name)
+		}
+		seen[p.Name] = true
+		if _, ok := d.Operations[p.Operation]; !ok {
+			c.addf(f+".operation", "%q is not an operation (have: %s)", p.Operation, strings.Join(sortedKeys(d.Operations), ", "))
+		} else if !strings.HasPrefix(p.Name, p.Operation+".") {
+			c.addf(f+".name", "%q: a point of operation %s is named %s.<instant>", p.Name, p.Operation, p.Operation)
+		}
+		if _, ok := d.Roles[p.Watch]; !ok && p.Watch != model.WatchOperation {
+			c.addf(f+".watch", "%q is not a role (have: %s)", p.Watch, strings.Join(append(sortedKeys(d.Roles), model.WatchOperation), ", "))
+		}
+		if len(p.Kill) == 0 {
+			c.addf(f+".kill", "missing; name the roles to SIGKILL, in order")
+		}
+		for j, k := range p.Kill {
+			if _, ok := d.Roles[k]; !ok && k != model.WatchOperation {
+				c.addf(fmt.Sprintf("%s.kill[%d]", f, j), "%q is not a role", k)
+			}
+		}
+	}
+	if len(d.Points) == 0 {
+		c.addf("points", "missing; publish at least one trigger point")
+	}
+	globs := func(field string, gs []string) {
+		for i, g := range gs {
+			if _, err := path.Match(g, ""); err != nil || g == "" || g == "*" {
+				c.addf(fmt.Sprintf("%s[%d]", field, i), "%q: give a path.Match glob that names only the supervisor's things", g)
+			}
+		}
+	}
+	globs("owns.links", d.Owns.Links)
+	globs("owns.netns", d.Owns.Netns)
+	globs("owns.chains", d.Owns.Chains)
+	for i, s := range d.Shared {
+		globs(fmt.Sprintf("shared[%d].key", i), []string{s.Key})
+		if strings.TrimSpace(s.Why) == "" {
+			c.addf(fmt.Sprintf("shared[%d].why", i), "missing; say why the supervisor keeps %s by design", s.Key)
+		}
+	}
+	for i, t := range d.Reclaim.EmptyTables {
+		if fam, name, ok := strings.Cut(t, " "); !ok || fam == "" || name == "" {
+			c.addf(fmt.Sprintf("reclaim.empty_tables[%d]", i), "%q: write <family> <table>, like \"ip nat\"", t)
+		}
+	}
+}
+
+func (c *checker) optional(field string, cmd Command, vars []string) {
+	if len(cmd) > 0 {
+		c.command(field, cmd, vars, true)
+	}
+}
+
+// command checks an argv: not empty, placeholders known, {base} only as a
+// whole element of a command (never inside base itself).
+func (c *checker) command(field string, cmd Command, vars []string, baseOK bool) {
+	if len(cmd) == 0 {
+		c.addf(field, "empty command")
+		return
+	}
+	for i, a := range cmd {
+		for _, m := range placeholder.FindAllStringSubmatch(a, -1) {
+			name := m[1]
+			switch {
+			case !slices.Contains(vars, name):
+				c.addf(fmt.Sprintf("%s[%d]", field, i), "unknown placeholder {%s} (known: %s)", name, strings.Join(vars, ", "))
+			case name == "base" && (!baseOK || a != "{base}"):
+				c.addf(fmt.Sprintf("%s[%d]", field, i), "{base} stands alone as a whole element of a command")
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Spec is what the driver publishes for the window loader.
+func (d *Description) Spec() model.DriverSpec {
+	ops := sortedKeys(d.Operations)
+	pts := make([]model.Point, 0, len(d.Points))
+	for _, p := range d.Points {
+		pts = append(pts, model.Point{Name: p.Name, Operation: p.Operation, Timed: p.Timed,
+			CRIU: p.Watch == "criu" || slices.Contains(p.Kill, "criu"), Desc: strings.Join(strings.Fields(p.Desc), " "),
+			Watch: p.Watch, Kill: slices.Clone(p.Kill)})
+	}
+	names := model.HostNames{Links: d.Owns.Links, Netns: d.Owns.Netns, Chains: d.Owns.Chains}
+	for _, s := range d.Shared {
+		names.Shared = append(names.Shared, s.Key)
+	}
+	return model.DriverSpec{Name: d.Name, Operations: ops, Points: pts, Precondition: d.precondition,
+		Names: names, Source: d.File}
+}
+
+func (d *Description) precondition(op string, pre model.Precondition) (string, string) {
+	o, ok := d.Operations[op]
+	if !ok {
+		return "", ""
+	}
+	var fix []string
+	if pre.Cold < o.Needs.Cold {
+		fix = append(fix, fmt.Sprintf("cold: %d", o.Needs.Cold))
+	}
+	if o.Needs.Checkpoint && !pre.Checkpoint {
+		fix = append(fix, "checkpoint: true")
+	}
+	if pre.Restored > 0 && len(d.Precondition.Restored) == 0 {
+		return d.Name + " describes no restored sessions", "set restored: 0"
+	}
+	if pre.Checkpoint && len(d.Precondition.Checkpoint) == 0 {
+		return d.Name + " describes no checkpoint", "set checkpoint: false"
+	}
+	if pre.Display || pre.FailRestore || pre.NetworkLock != "" {
+		return d.Name + " describes no display, failed restore or network lock", "set display: false, fail_restore: false and no network_lock"
+	}
+	if len(fix) > 0 {
+		return fmt.Sprintf("%s %s needs %s", d.Name, op, strings.Join(fix, " and ")), "set " + strings.Join(fix, ", ")
+	}
+	return "", ""
+}

@@ -1,0 +1,106 @@
+package described
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"faultwin/model"
+)
+
+func TestPodmanDescriptionParses(t *testing.T) {
+	b, err := os.ReadFile("../../supervisors/podman.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Parse("supervisors/podman.yaml", b)
+	if err != nil {
+		t.Fatalf("podman.yaml: %v", err)
+	}
+	spec := d.Spec()
+	if spec.Name != "podman" || len(spec.Points) < 10 {
+		t.Fatalf("spec %s with %d points", spec.Name, len(spec.Points))
+	}
+	for _, p := range spec.Points {
+		if !p.External() || len(p.Kill) == 0 {
+			t.Errorf("%s: external %v, kill %v", p.Name, p.External(), p.Kill)
+		}
+	}
+	if msg, fix := spec.Precondition("restore", model.Precondition{Cold: 1}); msg == "" || !strings.Contains(fix, "checkpoint: true") {
+		t.Errorf("restore without a checkpoint: %q, %q", msg, fix)
+	}
+	if msg, _ := spec.Precondition("restore", model.Precondition{Cold: 1, Checkpoint: true}); msg != "" {
+		t.Errorf("restore with a checkpoint refused: %s", msg)
+	}
+	if msg, _ := spec.Precondition("rm", model.Precondition{Cold: 1, Display: true}); msg == "" {
+		t.Error("a display was accepted though podman.yaml describes none")
+	}
+}
+
+// minimal is a valid description; each case below breaks one thing.
+const minimal = `name: demo
+binary: demo
+timeout_ms: 1000
+base: [demo, --root, "{state}"]
+precondition:
+  cold: ["{base}", start, "s{n}"]
+operations:
+  stop:
+    run: ["{base}", stop, s1]
+    needs: {cold: 1}
+sweep:
+  - ["{base}", clean]
+roles:
+  helper: {comm: [helper]}
+points:
+  - name: stop.helper
+    operation: stop
+    watch: helper
+    kill: [operation]
+`
+
+func TestMinimalDescription(t *testing.T) {
+	d, err := Parse("demo.yaml", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv := New(d, "/var/lib/x", "")
+	drv.init("r1")
+	got := strings.Join(drv.expand(d.Operations["stop"].Run, 1), " ")
+	if got != "demo --root /var/lib/x/r1 stop s1" {
+		t.Errorf("expanded %q", got)
+	}
+}
+
+func TestDescriptionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, from, to, want string
+	}{
+		{"unknown field", "timeout_ms: 1000", "timeout_ms: 1000\ntimeout: 5", "demo.yaml:4: timeout: unknown field"},
+		{"bad timeout", "timeout_ms: 1000", "timeout_ms: 5", "demo.yaml:3: timeout_ms: 5: give 100..600000 ms"},
+		{"wrong type", "timeout_ms: 1000", "timeout_ms: soon", "demo.yaml:3: value: cannot unmarshal !!str `soon`"},
+		{"unknown placeholder", `"{state}"]`, `"{stat}"]`, "demo.yaml:4: base[2]: unknown placeholder {stat}"},
+		{"base inside base", `"{state}"]`, `"{base}"]`, "demo.yaml:4: base[2]: {base} stands alone"},
+		{"unknown role", "watch: helper", "watch: helpr", "demo.yaml:18: points[0].watch: \"helpr\" is not a role"},
+		{"unknown kill role", "kill: [operation]", "kill: [operation, conmon]", "demo.yaml:19: points[0].kill[1]: \"conmon\" is not a role"},
+		{"point of another op", "name: stop.helper", "name: start.helper", "demo.yaml:16: points[0].name: \"start.helper\": a point of operation stop is named stop.<instant>"},
+		{"needs without command", "needs: {cold: 1}", "needs: {cold: 1, checkpoint: true}", "demo.yaml:10: operations.stop.needs.checkpoint: needs a checkpoint but precondition.checkpoint has no command"},
+		{"reserved name", "name: demo", "name: refsup", "demo.yaml:1: name: \"refsup\" is the built-in driver's name"},
+		{"long comm", "comm: [helper]", "comm: [a-very-long-helper-name]", "demo.yaml:14: roles.helper.comm[0]: \"a-very-long-helper-name\": a comm is 1..15 characters"},
+		{"no sweep", "sweep:\n  - [\"{base}\", clean]\n", "", "demo.yaml:1: sweep: missing"},
+		{"catch-all glob", "points:", "owns:\n  links: [\"*\"]\npoints:", "demo.yaml:16: owns.links[0]: \"*\": give a path.Match glob"},
+		{"shared without why", "points:", "shared:\n  - key: \"chain ip nat X\"\npoints:", "demo.yaml:16: shared[0].why: missing"},
+		{"bad yaml", "roles:", "roles: [", "demo.yaml:12: yaml: did not find expected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(minimal, tc.from, tc.to, 1)
+			if src == minimal {
+				t.Fatalf("case does not change the description")
+			}
+			_, err := Parse("demo.yaml", []byte(src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v\nwant it to contain %q", err, tc.want)
+			}
+		})
+	}
+}

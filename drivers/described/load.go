@@ -1,0 +1,76 @@
+package described
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// EnvDirs names extra description files or directories (colon-separated),
+// read after the built-in ones: a user adds a supervisor without a rebuild.
+const EnvDirs = "FAULTWIN_SUPERVISORS"
+
+// LoadFS reads every *.yaml in the root of fsys; prefix is how errors name
+// the files ("supervisors/").
+func LoadFS(fsys fs.FS, prefix string) ([]*Description, error) {
+	names, err := fs.Glob(fsys, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Description
+	var errs []error
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		d, err := Parse(prefix+n, b)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, d)
+	}
+	return out, errors.Join(errs...)
+}
+
+// LoadPaths reads the description files and directories of a
+// colon-separated list (a directory contributes its *.yaml files).
+func LoadPaths(list string) ([]*Description, error) {
+	var out []*Description
+	var errs []error
+	for _, p := range strings.Split(list, ":") {
+		if p == "" {
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w (set by %s)", p, err, EnvDirs))
+			continue
+		}
+		files := []string{p}
+		if st.IsDir() {
+			files, _ = filepath.Glob(filepath.Join(p, "*.yaml"))
+			slices.Sort(files)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			d, err := Parse(f, b)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out = append(out, d)
+		}
+	}
+	return out, errors.Join(errs...)
+}

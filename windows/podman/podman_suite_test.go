@@ -1,0 +1,93 @@
+package podman_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"faultwin/model"
+	"faultwin/runner"
+	"faultwin/windows/suite"
+)
+
+// The podman windows: registered YAML in this directory, run against real
+// podman, conmon, runc and CRIU. A verdict here is a finding about podman,
+// not a target: each spec checks the verdict against expected.yaml (the
+// outcomes seen so far) so that a change in podman or in faultwin shows as
+// drift, never as a silently different row.
+//
+// Settings come from the environment like the refsup suite's:
+// FAULTWIN_RESULTS (rows file), FAULTWIN_STATE_ROOT, and
+// FAULTWIN_EXPECT=record to add the outcomes seen to expected.yaml instead
+// of failing on new ones.
+var (
+	registered []model.Window
+	expected   Expectations
+	session    *runner.Session
+)
+
+const expectedFile = "expected.yaml"
+
+func TestPodman(t *testing.T) {
+	RegisterFailHandler(Fail)
+	ws, err := runner.LoadWindows(".")
+	if err != nil {
+		t.Fatalf("loading podman window definitions: %v", err)
+	}
+	if len(ws) == 0 {
+		t.Fatal("no window definitions in windows/podman/*.yaml")
+	}
+	registered = ws
+	if expected, err = ReadExpectations(expectedFile); err != nil {
+		t.Fatal(err)
+	}
+	RunSpecs(t, "faultwin podman windows")
+}
+
+var _ = BeforeSuite(func() {
+	Expect(os.Geteuid()).To(BeZero(), "podman windows drive real containers, CRIU and netns: run as root")
+	results := suite.EnvOr("FAULTWIN_RESULTS", filepath.Join("..", "..", "out", "podman.jsonl"))
+	var err error
+	session, err = runner.Open(runner.Config{
+		StateRoot: suite.EnvOr("FAULTWIN_STATE_ROOT", model.DefaultStateRoot),
+		LogDir:    filepath.Join(filepath.Dir(results), "logs"),
+		Progress:  GinkgoWriter,
+	}, filepath.Join("..", ".."), results, nil)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(session.Close)
+	if os.Getenv("FAULTWIN_EXPECT") == "record" {
+		DeferCleanup(func() { Expect(expected.Write(expectedFile)).To(Succeed()) })
+	}
+})
+
+// windowTimeout bounds one window: every podman call is bounded by the
+// description's timeout_ms (30 s), and a window makes at most about ten.
+const windowTimeout = 4 * time.Minute
+
+var _ = Describe("podman windows", Serial, Ordered, func() {
+	if os.Getenv("FAULTWIN_EXPECT") != "record" {
+		It("has an expectation for every registered window and no other", func() {
+			Expect(expected.Check(registered)).To(Succeed())
+		})
+	}
+	for _, w := range registered {
+		w := w
+		It(w.ID, Label(w.SelectionLabels()...), SpecTimeout(windowTimeout), func(ctx SpecContext) {
+			o, _, err := session.RunAndRecord(ctx, w)
+			Expect(err).NotTo(HaveOccurred())
+			got := OutcomeOf(o.Verdict)
+			AddReportEntry("verdict", got+" "+o.Verdict.Reason)
+			if os.Getenv("FAULTWIN_EXPECT") == "record" {
+				expected.Add(w.ID, got)
+				return
+			}
+			Expect(expected[w.ID]).To(ContainElement(got),
+				"%s drifted: %s (%s) was never seen before; expected one of %v. Look at the row, then record it with FAULTWIN_EXPECT=record if it is a real change",
+				w.ID, got, o.Verdict.Reason, expected[w.ID])
+		})
+	}
+})
