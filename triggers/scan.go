@@ -90,7 +90,7 @@ func newScanner(root string, run string, op model.PID, roles []Role) (*scanner, 
 	}
 	for _, withArgv := range []bool{true, false} {
 		for i, r := range roles {
-			if (len(r.Argv) > 0) != withArgv {
+			if (len(r.Argv)+len(r.Parent) > 0) != withArgv {
 				continue
 			}
 			for _, c := range r.Comms {
@@ -335,21 +335,27 @@ func (s *scanner) classify(p *proc, now time.Time) {
 	}
 }
 
-// roleOf returns the role p's comm (and, for roles that name argv words,
-// its argv) gives it, or -1. Two roles may share a comm ("podman" the
+// roleOf returns the role p's comm (and, for roles that name argv words or
+// parents, its argv and its parent's comm) gives it, or -1. Two roles may share a comm ("podman" the
 // operation and "podman container cleanup"): the argv tells them apart.
 func (s *scanner) roleOf(p *proc) int {
 	var argv []string
 	read := false
 	for _, r := range s.byComm[p.comm] {
-		words := s.roles[r].Argv
-		if len(words) == 0 {
+		role := s.roles[r]
+		if len(role.Parent) > 0 {
+			parent := s.procs[p.ppid]
+			if parent == nil || !slices.Contains(role.Parent, parent.comm) {
+				continue
+			}
+		}
+		if len(role.Argv) == 0 {
 			return r
 		}
 		if !read {
 			argv, read = readArgv(p.id.PID), true
 		}
-		if containsAll(argv, words) {
+		if containsAll(argv, role.Argv) {
 			return r
 		}
 	}

@@ -38,6 +38,11 @@ type Role struct {
 	// Argv words must each be an element of the process's argv too, so two
 	// roles can share a comm ("podman container cleanup" vs the operation).
 	Argv []string
+	// Parent comms: the process's parent (when it was first seen) must have
+	// one of them. A supervisor may run the same tool for a quick probe
+	// (podman runs `criu` to read its version) and for the real work (runc
+	// runs the CRIU that restores); the parent tells them apart.
+	Parent []string
 	// Top: when several processes of the run have the role, kill only those
 	// whose parent has not the same role (CRIU's top process, not its
 	// restorer forks). Without it every live process of the role is killed.
@@ -147,7 +152,7 @@ func check(p Plan, op model.PID) ([]Role, int, []int, error) {
 			return nil, 0, nil, fmt.Errorf("%w: role %q named twice", ErrPlan, r.Name)
 		}
 		index[r.Name] = i
-		roles[i] = Role{Name: r.Name, Top: r.Top}
+		roles[i] = Role{Name: r.Name, Top: r.Top, Argv: r.Argv, Parent: r.Parent}
 		for _, c := range r.Comms {
 			if c == "" {
 				return nil, 0, nil, fmt.Errorf("%w: role %q has an empty comm", ErrPlan, r.Name)

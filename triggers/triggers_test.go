@@ -497,3 +497,53 @@ func BenchmarkFirstScan(b *testing.B) {
 		sc.close()
 	}
 }
+
+// Two roles share a comm ("podman" the operation, "podman container
+// cleanup" started later): the argv words tell them apart, so the role
+// with words is never given to a process without them.
+func TestArgvWordsTellRolesApart(t *testing.T) {
+	needRoot(t)
+	run := newRun(t)
+	podman := tool(t, "/bin/sleep", "podman")
+	plain := spawn(t, run, nil, podman, "30")
+	r := start(t, Plan{
+		Run: run, Roles: []Role{{Name: "cleanup", Comms: []string{"podman"}, Argv: []string{"30.5"}}},
+		Watch: "cleanup", Kill: []string{"cleanup"}, Within: 300 * time.Millisecond,
+	}, model.PID{})
+	if r.Fired || len(r.Appeared) != 0 {
+		t.Fatalf("a podman without the argv word took the role: fired %v, appeared %+v", r.Fired, r.Appeared)
+	}
+	cleanup := spawn(t, run, nil, podman, "30.5")
+	r = start(t, Plan{
+		Run: run, Roles: []Role{{Name: "cleanup", Comms: []string{"podman"}, Argv: []string{"30.5"}}},
+		Watch: "cleanup", Kill: []string{"cleanup"}, Within: 5 * time.Second,
+	}, model.PID{})
+	if !r.Fired || len(r.Victims) != 1 || r.Victims[0].PID != cleanup.id {
+		t.Fatalf("fired %v victims %+v, want only %v", r.Fired, r.Victims, cleanup.id)
+	}
+	if !plain.running() {
+		t.Error("the podman without the argv word was killed")
+	}
+}
+
+// A tool run for a quick probe by one parent and for the real work by
+// another: the role that names a parent takes only the second.
+func TestParentTellsProbeFromWork(t *testing.T) {
+	needRoot(t)
+	run := newRun(t)
+	criu := tool(t, "/bin/sleep", "criu")
+	runc := tool(t, "/bin/sh", "runc")
+	probe := spawn(t, run, nil, criu, "30")
+	work := spawn(t, run, nil, runc, "-c", "sleep 0.1; "+criu+" 31; true")
+	r := start(t, Plan{
+		Run: run, Roles: []Role{{Name: "criu", Comms: []string{"criu"}, Parent: []string{"runc"}}},
+		Watch: "criu", Kill: []string{"criu"}, Within: 5 * time.Second,
+	}, model.PID{})
+	if !r.Fired || len(r.Victims) != 1 || r.Victims[0].PID == probe.id {
+		t.Fatalf("fired %v victims %+v; the probe %v must not be taken", r.Fired, r.Victims, probe.id)
+	}
+	if !probe.running() {
+		t.Error("the probe criu was killed")
+	}
+	_ = work
+}

@@ -83,11 +83,14 @@ type Needs struct {
 }
 
 // Role is a kind of process of the run: by exact comm, optionally with an
-// argv word ("cleanup"), optionally the top one of several (CRIU's).
+// argv word ("cleanup") or a parent's comm ("runc"), optionally the top one
+// of several (CRIU's).
 type Role struct {
 	Comm []string `yaml:"comm"`
 	Argv []string `yaml:"argv"`
-	Top  bool     `yaml:"top"`
+	// Parent comms tell the real work from a probe by the same tool.
+	Parent []string `yaml:"parent"`
+	Top    bool     `yaml:"top"`
 }
 
 // Point is an external trigger point.

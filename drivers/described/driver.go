@@ -288,7 +288,7 @@ func (d *Driver) roles() []triggers.Role {
 	var out []triggers.Role
 	for _, name := range sortedKeys(d.desc.Roles) {
 		r := d.desc.Roles[name]
-		out = append(out, triggers.Role{Name: name, Comms: r.Comm, Argv: r.Argv, Top: r.Top})
+		out = append(out, triggers.Role{Name: name, Comms: r.Comm, Argv: r.Argv, Parent: r.Parent, Top: r.Top})
 	}
 	return out
 }
