@@ -19,9 +19,9 @@ GINKGO_VERSION := $(shell awk '$$1=="github.com/onsi/ginkgo/v2"{print $$2}' go.m
 LABELS ?=
 STATE_ROOT ?= /var/lib/faultwin/state
 # The windows suite runs in `make windows`; `make unit` runs every other package.
-UNIT_PKGS = $$($(GO) list ./... | grep -v -x -e 'faultwin/windows' -e 'faultwin/windows/mutants')
+UNIT_PKGS = $$($(GO) list ./... | grep -v -x -e 'faultwin/windows' -e 'faultwin/windows/mutants' -e 'faultwin/windows/podman')
 
-.PHONY: deps build lint unit test run windows hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit test run windows windows-podman hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI
 deps:
@@ -75,8 +75,17 @@ windows: build hostcheck $(GINKGO)
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
 	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows
 
-## test: everything CI runs: unit and integration tests, every window, every mutant, replay of results/
-test: deps lint build hostcheck unit windows mutants replay
+## windows-podman: the podman windows (or LABELS=...) against real podman, conmon, runc and CRIU; rows into
+## RESULTS (default out/podman.jsonl); fails when a verdict is not one windows/podman/expected.yaml lists
+PODMAN_RESULTS = $(if $(filter command line environment,$(origin RESULTS)),$(RESULTS),$(OUT)/podman.jsonl)
+windows-podman: build hostcheck $(GINKGO)
+	@mkdir -p $(OUT)
+	FAULTWIN_RESULTS=$(abspath $(PODMAN_RESULTS)) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=20m --label-filter='$(LABELS)' \
+	  --output-dir=$(OUT) --junit-report=podman-junit.xml --json-report=podman-report.json ./windows/podman
+
+## test: everything CI runs: unit and integration tests, every window (refsup and podman), every mutant, replay of results/
+test: deps lint build hostcheck unit windows windows-podman mutants replay
 
 ## run: the main job for a newcomer: install, build, check the host, run every window
 run: deps build
