@@ -44,7 +44,14 @@ func TestRegisteredWindows(t *testing.T) {
 		"W15 sweep sweep.after_unmount",
 		"W16 sweep sweep.after_links",
 		"ORPHAN idle idle.kill",
+		"W1X_5 restore restore.ext_start+5",
+		"W3X_30 restore restore.ext_criu+30",
+		"W3X_80 restore restore.ext_criu+80",
+		"W3X_150 restore restore.ext_criu+150",
+		"W3X_250 restore restore.ext_criu+250",
 		"W4R restore restore.criu_setup_namespaces!criu",
+		"W4X_30 restore restore.ext_criu_first+30",
+		"W4X_80 restore restore.ext_criu_first+80",
 		"W8L checkpoint checkpoint.after_dump",
 	}
 	if !slices.Equal(got, want) {

@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -349,4 +351,18 @@ func victimNote(v model.Victim) string {
 		s += ": " + v.Err
 	}
 	return s
+}
+
+// Identify returns pid with its start time, the identity a kill checks, for
+// a caller that started the process itself (the operation).
+func Identify(pid int) (model.PID, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return model.PID{}, err
+	}
+	st, err := parseStat(b)
+	if err != nil {
+		return model.PID{}, err
+	}
+	return model.PID{PID: pid, StartTime: st.start}, nil
 }

@@ -165,8 +165,7 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		return fmt.Errorf("starting %s: %w", op, err)
 	}
 	d.op, d.opDone = cmd, make(chan struct{})
-	start, _ := startTime(cmd.Process.Pid)
-	d.opStart = model.PID{PID: cmd.Process.Pid, StartTime: start}
+	d.opStart, _ = triggers.Identify(cmd.Process.Pid)
 	plan := triggers.Plan{
 		Run: d.run, Roles: d.roles(), Watch: d.point.Watch, Kill: d.point.Kill,
 		Delay:  time.Duration(d.fault.DelayMS) * time.Millisecond,
@@ -408,23 +407,6 @@ func lastLine(s string) string {
 		s = s[:300] + "..."
 	}
 	return s
-}
-
-// startTime reads a process's start time in clock ticks since boot.
-func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("pid %d: unreadable stat", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("pid %d: short stat", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
 }
 
 // limitedBuffer keeps the first max bytes written to it.

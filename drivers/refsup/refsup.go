@@ -38,6 +38,7 @@ type Driver struct {
 	victim   *exec.Cmd // the process the fault killed when it is not the daemon (sweep windows)
 	victimEr error
 	opErr    string
+	ext      *external // the external trigger of an ext_* point
 }
 
 // New returns a driver for the refsup binary at bin.
@@ -161,7 +162,7 @@ func (d *Driver) call(ctx context.Context, out any, args ...string) error {
 // environment of the sweep process instead: the daemon is dead by then.
 func (d *Driver) Arm(ctx context.Context, f model.Fault) error {
 	d.fault = f
-	if strings.HasPrefix(f.Point, "sweep.") {
+	if strings.HasPrefix(f.Point, "sweep.") || isExternal(f.Point) {
 		return nil
 	}
 	return d.call(ctx, nil, "arm", "--fault", f.String())
@@ -170,6 +171,12 @@ func (d *Driver) Arm(ctx context.Context, f model.Fault) error {
 // Trigger implements drivers.Driver.
 func (d *Driver) Trigger(ctx context.Context, op string) error {
 	var err error
+	if pt, ok := externalPoint(d.fault.Point); ok {
+		if err := d.startExternal(ctx, pt); err != nil {
+			return fmt.Errorf("external trigger: %w", err)
+		}
+		defer d.finishExternal()
+	}
 	switch op {
 	case "restore":
 		if d.ckpt == "" {
@@ -240,6 +247,9 @@ func (d *Driver) Reap(ctx context.Context) (model.Death, error) {
 	}
 	death := d.daemon.death
 	death.OpErr = d.opErr
+	if d.ext != nil && d.ext.result != nil {
+		death.Victims = d.ext.result.Victims
+	}
 	return death, nil
 }
 
@@ -262,8 +272,12 @@ func deathOf(ps *os.ProcessState, opErr string) model.Death {
 func (d *Driver) Trace() ([]model.TracePoint, error) {
 	path := filepath.Join(d.scope.StateDir, "faults.trace")
 	b, err := os.ReadFile(path)
+	var ext []model.TracePoint
+	if d.ext != nil && d.ext.result != nil {
+		ext = d.ext.result.TracePoints(d.fault.Point)
+	}
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return ext, nil
 	}
 	if err != nil {
 		return nil, err
@@ -279,7 +293,7 @@ func (d *Driver) Trace() ([]model.TracePoint, error) {
 		}
 		out = append(out, tp)
 	}
-	return out, nil
+	return append(out, ext...), nil
 }
 
 // LedgeredMounts implements drivers.Driver.

@@ -26,6 +26,7 @@ func Spec() model.DriverSpec {
 		pts = append(pts, model.Point{Name: p.Name, Operation: p.Operation(), Timed: p.Timed,
 			CRIU: p.CRIU, FailRestore: p.FailRestore, Desc: p.Desc})
 	}
+	pts = append(pts, externalPoints...)
 	return model.DriverSpec{Name: Name, Operations: slices.Clone(operations), Points: pts, Precondition: precondition}
 }
 

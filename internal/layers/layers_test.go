@@ -19,7 +19,7 @@ var rule = map[string][]string{
 	"criteria/matchers":   {"criteria", "model"},
 	"definitions":         {"model"},
 	"drivers":             {"model"},
-	"drivers/refsup":      {"drivers", "model", "fixtures/refsup/..."},
+	"drivers/refsup":      {"drivers", "model", "triggers", "fixtures/refsup/..."},
 	"drivers/catalog":     {"drivers/...", "model", "supervisors"},
 	"drivers/described":   {"model", "triggers"},
 	"supervisors":         {},
