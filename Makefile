@@ -76,7 +76,7 @@ windows: build hostcheck $(GINKGO)
 	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows
 
 ## windows-podman: the podman windows (or LABELS=...) against real podman, conmon, runc and CRIU; rows into
-## RESULTS (default out/podman.jsonl); fails when a verdict is not one windows/podman/expected.yaml lists
+## RESULTS (default out/podman.jsonl); fails when a verdict is not one windows/podman/expected/outcomes.yaml lists
 PODMAN_RESULTS = $(if $(filter command line environment,$(origin RESULTS)),$(RESULTS),$(OUT)/podman.jsonl)
 windows-podman: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)

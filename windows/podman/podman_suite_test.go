@@ -16,13 +16,13 @@ import (
 
 // The podman windows: registered YAML in this directory, run against real
 // podman, conmon, runc and CRIU. A verdict here is a finding about podman,
-// not a target: each spec checks the verdict against expected.yaml (the
+// not a target: each spec checks the verdict against expected/outcomes.yaml (the
 // outcomes seen so far) so that a change in podman or in faultwin shows as
 // drift, never as a silently different row.
 //
 // Settings come from the environment like the refsup suite's:
 // FAULTWIN_RESULTS (rows file), FAULTWIN_STATE_ROOT, and
-// FAULTWIN_EXPECT=record to add the outcomes seen to expected.yaml instead
+// FAULTWIN_EXPECT=record to add the outcomes seen to expected/outcomes.yaml instead
 // of failing on new ones.
 var (
 	registered []model.Window
@@ -30,7 +30,8 @@ var (
 	session    *runner.Session
 )
 
-const expectedFile = "expected.yaml"
+// It lives in a subdirectory: every *.yaml here is a window definition.
+const expectedFile = "expected/outcomes.yaml"
 
 func TestPodman(t *testing.T) {
 	RegisterFailHandler(Fail)
