@@ -1,8 +1,11 @@
 package podman_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,7 +26,10 @@ import (
 // Settings come from the environment like the refsup suite's:
 // FAULTWIN_RESULTS (rows file), FAULTWIN_STATE_ROOT, and
 // FAULTWIN_EXPECT=record to add the outcomes seen to expected/outcomes.yaml instead
-// of failing on new ones.
+// of failing on new ones, and FAULTWIN_DRIFT=warn to report a drifted verdict
+// without failing (make test: podman's verdicts depend on where its own
+// races fall, and CI must not fail because podman raced another way; an
+// ERROR, a window that did not run or zero windows still fail).
 var (
 	registered []model.Window
 	expected   Expectations
@@ -69,7 +75,9 @@ var _ = BeforeSuite(func() {
 // description's timeout_ms (30 s), and a window makes at most about ten.
 const windowTimeout = 4 * time.Minute
 
-var _ = Describe("podman windows", Serial, Ordered, func() {
+// Windows are Serial (they share host-global names) but not Ordered: a
+// drifted verdict is reported for its window and the others still run.
+var _ = Describe("podman windows", Serial, func() {
 	if os.Getenv("FAULTWIN_EXPECT") != "record" {
 		It("has an expectation for every registered window and no other", func() {
 			Expect(expected.Check(registered)).To(Succeed())
@@ -86,9 +94,31 @@ var _ = Describe("podman windows", Serial, Ordered, func() {
 				expected.Add(w.ID, got)
 				return
 			}
-			Expect(expected[w.ID]).To(ContainElement(got),
-				"%s drifted: %s (%s) was never seen before; expected one of %v. Look at the row, then record it with FAULTWIN_EXPECT=record if it is a real change",
+			// An ERROR is the harness failing, never a finding about podman.
+			Expect(o.Verdict.Status).NotTo(Equal(model.StatusError), "%s: %s", w.ID, o.Verdict.Reason)
+			if slices.Contains(expected[w.ID], got) {
+				return
+			}
+			msg := fmt.Sprintf("%s drifted: %s (%s) was never seen before; expected one of %v. Look at the row, then record it with FAULTWIN_EXPECT=record if it is a real change",
 				w.ID, got, o.Verdict.Reason, expected[w.ID])
+			if os.Getenv("FAULTWIN_DRIFT") == "warn" {
+				AddReportEntry("drift", msg)
+				GinkgoWriter.Println("DRIFT:", msg)
+				if f := os.Getenv("FAULTWIN_DRIFT_FILE"); f != "" {
+					Expect(appendLine(f, msg)).To(Succeed())
+				}
+				return
+			}
+			Fail(msg)
 		})
 	}
 })
+
+func appendLine(file, line string) error {
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(f, line)
+	return errors.Join(err, f.Close())
+}
