@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"faultwin/model"
+	"faultwin/review"
 	"faultwin/runner"
 	"faultwin/windows/suite"
 )
@@ -32,7 +32,7 @@ import (
 // ERROR, a window that did not run or zero windows still fail).
 var (
 	registered []model.Window
-	expected   Expectations
+	expected   review.Expectations
 	session    *runner.Session
 )
 
@@ -49,7 +49,7 @@ func TestPodman(t *testing.T) {
 		t.Fatal("no window definitions in windows/podman/*.yaml")
 	}
 	registered = ws
-	if expected, err = ReadExpectations(expectedFile); err != nil {
+	if expected, err = review.ReadExpectations(expectedFile); err != nil {
 		t.Fatal(err)
 	}
 	RunSpecs(t, "faultwin podman windows")
@@ -88,7 +88,7 @@ var _ = Describe("podman windows", Serial, func() {
 		It(w.ID, Label(w.SelectionLabels()...), SpecTimeout(windowTimeout), func(ctx SpecContext) {
 			o, _, err := session.RunAndRecord(ctx, w)
 			Expect(err).NotTo(HaveOccurred())
-			got := OutcomeOf(o.Verdict)
+			got := review.VerdictOutcome(o.Verdict)
 			AddReportEntry("verdict", got+" "+o.Verdict.Reason)
 			if os.Getenv("FAULTWIN_EXPECT") == "record" {
 				expected.Add(w.ID, got)
@@ -96,10 +96,10 @@ var _ = Describe("podman windows", Serial, func() {
 			}
 			// An ERROR is the harness failing, never a finding about podman.
 			Expect(o.Verdict.Status).NotTo(Equal(model.StatusError), "%s: %s", w.ID, o.Verdict.Reason)
-			if slices.Contains(expected[w.ID], got) {
+			if expected.Accepts(w.ID, got) {
 				return
 			}
-			msg := fmt.Sprintf("%s drifted: %s (%s) was never seen before; expected one of %v. Look at the row, then record it with FAULTWIN_EXPECT=record if it is a real change",
+			msg := fmt.Sprintf("%s drifted: %q (%s): its status or a failing criterion was never seen for it; seen: %q. Look at the row, then record it with FAULTWIN_EXPECT=record if it is a real change",
 				w.ID, got, o.Verdict.Reason, expected[w.ID])
 			if os.Getenv("FAULTWIN_DRIFT") == "warn" {
 				AddReportEntry("drift", msg)
