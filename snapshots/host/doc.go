@@ -26,15 +26,18 @@
 // read. Only in-scope open files are kept in Files.
 //
 // A mount is recorded when, in the host mount namespace, its mount point is
-// in scope, its mount point or source contains ".criu.cgyard.", or it is a
-// decoy mount (exact path, in scope or not). For every recorded process in
+// in scope, its mount point or source contains ".criu.cgyard.", it matches a
+// Roots.Netns glob (a described supervisor's named netns), or it is a decoy
+// mount (exact path, in scope or not). For every recorded process in
 // another mount namespace (one read per namespace) the same rules apply to
 // /proc/<pid>/mountinfo, whose paths are as that process sees them; those
 // mounts are Foreign with SeenVia set to the pid read.
 //
-// Links: host links whose name starts with Roots.LinkPrefix (none when the
-// prefix is empty). Tables: every nftables table of the host network
-// namespace, family spelled as nft(8) does. X11: entries of Roots.X11Dir and
+// Links: host links whose name starts with Roots.LinkPrefix or matches a
+// Roots.Links glob. Tables: every nftables table of the host network
+// namespace, family spelled as nft(8) does, each with its chains that match
+// a Roots.Chains glob (none without globs); in other network namespaces the
+// faultwin and CRIU-* tables. X11: entries of Roots.X11Dir and
 // ".X*-lock" files of Roots.TmpDir. CRIUTmp: ".criu.*" entries of
 // Roots.TmpDir. Ledgers: ledger.json and *.ledger files up to three levels
 // below the state root. Extra: entries up to two levels below each extra
