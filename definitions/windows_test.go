@@ -51,7 +51,7 @@ func TestRegisteredWindows(t *testing.T) {
 		"W3X_250 restore restore.ext_criu+250",
 		"W4R restore restore.criu_setup_namespaces!criu",
 		"W4X_30 restore restore.ext_criu_first+30",
-		"W4X_80 restore restore.ext_criu_first+80",
+		"W4X_60 restore restore.ext_criu_first+60",
 		"W8L checkpoint checkpoint.after_dump",
 	}
 	if !slices.Equal(got, want) {
