@@ -73,6 +73,9 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 	if !p.Names {
 		p.Roots.Netns, p.Roots.Links, p.Roots.Chains, p.EmptyTables = nil, nil, nil, nil
 	}
+	// CRIU killed mid-call leaves ".criu.*" dirs (some mounted) in the tmp
+	// dir, which name no run; between windows the preflight proved there
+	// were none, so these are the window's.
 	unmount(p, &r, fail)
 	for _, g := range p.Roots.Netns {
 		files, _ := filepath.Glob(g)
@@ -83,6 +86,9 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 			}
 			r.FilesRemoved = append(r.FilesRemoved, f)
 		}
+	}
+	if p.Names {
+		removeCRIUTmp(p.Roots.TmpDir, &r, fail)
 	}
 	deleteLinks(p.Roots.Links, &r, fail)
 	deleteChains(p.Roots.Chains, p.EmptyTables, &r, fail)
@@ -168,6 +174,38 @@ func unescape(s string) string {
 
 func matchAny(globs []string, name string) bool {
 	return slices.ContainsFunc(globs, func(g string) bool { ok, _ := path.Match(g, name); return ok })
+}
+
+// removeCRIUTmp unmounts and removes CRIU's ".criu.*" leftovers of tmp.
+func removeCRIUTmp(tmp string, r *model.Reclaim, fail func(string, ...any)) {
+	if tmp == "" {
+		return
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		fail("tmp dir %s: %v", tmp, err)
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), model.CRIUTmpPrefix) {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
+		below := mountedBelow(dir)
+		sort.Slice(below, func(i, j int) bool { return len(below[i]) > len(below[j]) })
+		for _, mp := range below {
+			if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+				fail("unmount %s: %v", mp, err)
+				continue
+			}
+			r.Unmounted = append(r.Unmounted, mp)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			fail("criu tmp %s: %v", dir, err)
+			continue
+		}
+		r.FilesRemoved = append(r.FilesRemoved, dir)
+	}
 }
 
 // removeCgroups removes the run's cgroup directories, deepest first.
