@@ -58,9 +58,10 @@ type Recoverer interface {
 	// WaitDeath waits for the restarted supervisor to die at its fault.
 	WaitDeath(ctx context.Context) (model.Death, error)
 	// Settle calls the captured and the other session while the restarted
-	// supervisor settles, lets a held CRIU go on once the settle has begun
-	// (returning when), and returns once the settle is over.
-	Settle(ctx context.Context, held []model.Intent) ([]model.Call, *time.Time, error)
+	// supervisor settles the pending intents, lets their held CRIU go on
+	// once the settle has begun (returning when), and returns once the
+	// settle is over.
+	Settle(ctx context.Context, pending []model.Intent, held bool) ([]model.Call, *time.Time, error)
 	// Stop kills the restarted supervisor, before the sweeps.
 	Stop() error
 	// Probe runs a fresh run (a new id) on the same state root: create,

@@ -87,12 +87,8 @@ func (x *attempt) recover() {
 		if err := rc.Restart(x.ctx, ""); err != nil {
 			return fmt.Errorf("restart: %w", err)
 		}
-		var held []model.Intent
-		if x.w.Fault.Kill == model.KillCRIUHeld {
-			held = pending
-		}
 		var serr error
-		rec.Calls, rec.Released, serr = rc.Settle(x.ctx, held)
+		rec.Calls, rec.Released, serr = rc.Settle(x.ctx, pending, x.w.Fault.Kill == model.KillCRIUHeld)
 		if serr != nil {
 			x.logf("settle: %v", serr)
 		}

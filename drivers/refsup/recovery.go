@@ -151,7 +151,11 @@ func (d *Driver) WaitDeath(ctx context.Context) (model.Death, error) {
 
 // Settle implements drivers.Recoverer. Both calls go out at once, as soon
 // as the restarted supervisor serves.
-func (d *Driver) Settle(ctx context.Context, held []model.Intent) ([]model.Call, *time.Time, error) {
+func (d *Driver) Settle(ctx context.Context, pending []model.Intent, hold bool) ([]model.Call, *time.Time, error) {
+	var held []model.Intent
+	if hold {
+		held = pending
+	}
 	captured, other := d.Sessions()
 	calls := []model.Call{{Session: captured, Role: "settling"}, {Session: other, Role: "other"}}
 	done := make(chan struct{}, len(calls))
@@ -189,8 +193,10 @@ func (d *Driver) Settle(ctx context.Context, held []model.Intent) ([]model.Call,
 			return calls, released, ctx.Err()
 		}
 	}
-	if err := d.waitTrace(ctx, 60*time.Second, "settle.done"); err != nil {
-		errs = append(errs, err)
+	if len(pending) > 0 {
+		if err := d.waitTrace(ctx, 60*time.Second, "settle.done"); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, in := range held {
 		waitGone(in.CRIU, 30*time.Second)
