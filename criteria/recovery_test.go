@@ -169,3 +169,16 @@ func TestRecoveryMissingIsInvalid(t *testing.T) {
 		t.Fatalf("status %s: %s", v.Status, v.Reason)
 	}
 }
+
+// A timed kill that lands after the capture finished finds nothing to
+// settle: the R criteria are not judged and the window is INVALID, not a
+// FAIL of a supervisor that did nothing wrong.
+func TestCaptureFinishedBeforeKillIsInvalid(t *testing.T) {
+	in := load(t, "wh4_pass")
+	last := in.Trace[len(in.Trace)-1]
+	in.Trace = append(in.Trace[:len(in.Trace)-1], model.TracePoint{Point: "hibernate.done", Time: last.Time, PID: last.PID}, last)
+	v := criteria.Evaluate(in)
+	if v.Status != model.StatusInvalid || !strings.Contains(v.Reason, "finished before the kill landed") {
+		t.Fatalf("status %s: %s", v.Status, v.Reason)
+	}
+}

@@ -86,6 +86,13 @@ func recoveryGaps(in Input) []string {
 	case rec.Session == "":
 		return []string{"recovery record names no captured session"}
 	}
+	for _, tp := range in.Trace {
+		if tp.Point == in.Window.Operation+".done" {
+			// a timed kill always lands, even after the capture it was
+			// armed for finished: then nothing was left to settle
+			return []string{"the " + in.Window.Operation + " finished before the kill landed: nothing was left to settle"}
+		}
+	}
 	return nil
 }
 
