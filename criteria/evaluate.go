@@ -18,6 +18,10 @@ var evaluators = map[string]func(*ctx) Result{
 	model.P6:  p6,
 	model.O1:  o1,
 	model.H1:  h1,
+	model.R1:  r1,
+	model.R2:  r2,
+	model.R3:  r3,
+	model.R4:  r4,
 }
 
 // IDs returns every criterion id this package can judge, gatekeepers first.

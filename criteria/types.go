@@ -23,6 +23,9 @@ type Input struct {
 	// LedgeredMounts are the mount points the run's ledger recorded, read
 	// before the sweep (O1).
 	LedgeredMounts []string `json:"ledgered_mounts"`
+	// Recovery is what a recovery window recorded after the first death:
+	// the restarts, the settle, identities and intents (R1..R4).
+	Recovery *model.Recovery `json:"recovery,omitempty"`
 	// PrepareErr is set when the window's precondition was not reached.
 	PrepareErr string `json:"prepare_err,omitempty"`
 	// HarnessErr is set when the harness itself broke during the window.

@@ -31,6 +31,10 @@ func (f family) canonical() string {
 		line("delays_ms", flow(ds))
 	}
 	line("kill", f.Kill)
+	// Only recovery windows have one, so older definitions keep their hash.
+	if f.SecondDeath != "" {
+		line("second_death", f.SecondDeath)
+	}
 	p := f.Pre
 	line("precondition", "{cold: "+strconv.Itoa(p.Cold)+", restored: "+strconv.Itoa(p.Restored)+
 		", checkpoint: "+strconv.FormatBool(p.Checkpoint)+", display: "+strconv.FormatBool(p.Display)+

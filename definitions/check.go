@@ -28,9 +28,10 @@ func crossCheck(p *problems, f *family, fields fieldNodes) {
 	case !pt.Timed && len(f.Delays) > 0:
 		p.addf(line("delays_ms"), "delays_ms", "remove delays_ms or use a timed point ("+pointsWhere(f.spec, func(p model.Point) bool { return p.Timed })+")", "%s is not a timed point", f.Point)
 	}
-	if f.Kill == model.KillCRIUFirst && !pt.CRIU {
-		p.addf(line("kill"), "kill", "use kill: supervisor, or a point where CRIU runs ("+pointsWhere(f.spec, func(p model.Point) bool { return p.CRIU })+")", "CRIU is not running at %s, so it cannot be killed first", f.Point)
+	if (f.Kill == model.KillCRIUFirst || f.Kill == model.KillCRIUHeld) && !pt.CRIU {
+		p.addf(line("kill"), "kill", "use kill: supervisor, or a point where CRIU runs ("+pointsWhere(f.spec, func(p model.Point) bool { return p.CRIU })+")", "CRIU is not running at %s, so it cannot be killed first or held", f.Point)
 	}
+	checkRecovery(p, f, line)
 	if pt.FailRestore != f.Pre.FailRestore {
 		if pt.FailRestore {
 			p.addf(line("precondition"), "precondition.fail_restore", "set fail_restore: true", "%s is reached only by a restore made to fail", f.Point)
@@ -56,4 +57,37 @@ func pointsWhere(spec model.DriverSpec, keep func(model.Point) bool) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// checkRecovery ties the recovery parts together: R1..R4 judge what only a
+// restarted supervisor's settle records, and a second death is a point of
+// that settle.
+func checkRecovery(p *problems, f *family, line func(string) int) {
+	rec := model.IsRecovery(f.Operation)
+	for _, c := range f.Criteria {
+		if strings.HasPrefix(c, "R") && !rec {
+			p.addf(line("criteria"), "criteria", "remove "+c+", or use operation hibernate or save", "%s judges a settle, and operation %s has none", c, f.Operation)
+			return
+		}
+	}
+	if f.SecondDeath == "" {
+		return
+	}
+	if !rec {
+		p.addf(line("second_death"), "second_death", "remove it, or use operation hibernate or save", "operation %s has no settle to die in", f.Operation)
+		return
+	}
+	if pt, ok := f.spec.Point(f.SecondDeath); !ok || pt.Operation != "settle" {
+		p.addf(line("second_death"), "second_death", "use one of "+strings.Join(settlePoints(f.spec), ", "), "%s is not a settle point of %s", f.SecondDeath, f.Driver)
+	}
+}
+
+func settlePoints(spec model.DriverSpec) []string {
+	var out []string
+	for _, pt := range spec.Points {
+		if pt.Operation == "settle" {
+			out = append(out, pt.Name)
+		}
+	}
+	return out
 }

@@ -204,6 +204,7 @@ func (f family) instances() []model.Window {
 		Precondition: f.Pre,
 		Criteria:     slices.Clone(f.Criteria),
 		Labels:       slices.Clone(f.Labels),
+		SecondDeath:  f.SecondDeath,
 		Description:  f.Description,
 		File:         f.file,
 		Line:         f.line,

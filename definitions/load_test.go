@@ -39,22 +39,22 @@ func TestLoadErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown field", valid + "colour: red\n", []string{
-			"windows/a.yaml:8: colour: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, precondition, criteria, labels, description)"}},
+			"windows/a.yaml:8: colour: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, second_death, precondition, criteria, labels, description)"}},
 		{"repeated field", valid + "kill: supervisor\nkill: criu_first\n", []string{
 			"windows/a.yaml:9: kill: field repeated (first at line 8) (keep one of the two)"}},
 		{"unknown precondition field", strings.Replace(valid, "{cold: 1, checkpoint: true}", "{cold: 1, checkpoint: true, warm: 2}", 1), []string{
 			"windows/a.yaml:5: precondition.warm: unknown field (known fields here: cold, restored, checkpoint, display, fail_restore, network_lock)"}},
 		{"unknown operation", strings.Replace(valid, "operation: restore", "operation: migrate", 1), []string{
-			`windows/a.yaml:2: operation: refsup has no operation "migrate" (use one of restore, checkpoint, destroy, sweep, idle)`}},
+			`windows/a.yaml:2: operation: refsup has no operation "migrate" (use one of restore, checkpoint, destroy, sweep, idle, hibernate, save)`}},
 		{"unknown driver", "driver: podmn\n" + valid, []string{
 			`windows/a.yaml:1: driver: unknown driver "podmn" (use one of refsup (or register the driver in drivers/catalog))`}},
 		{"unknown point", strings.Replace(valid, "restore.during_criu", "restore.during_crui", 1), []string{
 			`windows/a.yaml:3: point: refsup has no fault point "restore.during_crui" (use one of ` + strings.Join(windowPoints(testSpecs[0]), ", ") + `, or add the point to the supervisor and publish it in its driver's spec)`}},
 		{"point of another operation", strings.Replace(valid, "restore.during_criu", "checkpoint.after_dump", 1), []string{
 			"windows/a.yaml:3: point: checkpoint.after_dump is passed by operation checkpoint, not restore (use a restore.* point or operation: checkpoint)",
-			"windows/a.yaml:4: delays_ms: checkpoint.after_dump is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_start))"}},
+			"windows/a.yaml:4: delays_ms: checkpoint.after_dump is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, hibernate.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_start, save.during_criu))"}},
 		{"unknown criterion", strings.Replace(valid, "[F1, P1]", "[F1, P7]", 1), []string{
-			`windows/a.yaml:6: criteria[1]: unknown criterion "P7" (use F1, O1, P1, P2, P3, P4, P5, P6, H1)`}},
+			`windows/a.yaml:6: criteria[1]: unknown criterion "P7" (use F1, O1, P1, P2, P3, P4, P5, P6, H1, R1, R2, R3, R4)`}},
 		{"repeated criterion", strings.Replace(valid, "[F1, P1]", "[F1, P1, F1]", 1), []string{
 			"windows/a.yaml:6: criteria[2]: criterion F1 repeated (first at line 6) (remove the repeat)"}},
 		{"F1 missing", strings.Replace(valid, "[F1, P1]", "[P1]", 1), []string{
@@ -74,11 +74,11 @@ func TestLoadErrors(t *testing.T) {
 		{"timed point without delays", strings.Replace(valid, "delays_ms: [30, 80]\n", "", 1), []string{
 			"windows/a.yaml:3: delays_ms: restore.during_criu is a timed point and needs delays (add delays_ms: [30, 80, ...])"}},
 		{"delays on untimed point", strings.Replace(valid, "restore.during_criu", "restore.after_overlay", 1), []string{
-			"windows/a.yaml:4: delays_ms: restore.after_overlay is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_start))"}},
+			"windows/a.yaml:4: delays_ms: restore.after_overlay is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, hibernate.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_start, save.during_criu))"}},
 		{"criu_first off CRIU", "id: W2\noperation: restore\npoint: restore.after_overlay\nkill: criu_first\nprecondition: {cold: 1, checkpoint: true}\ncriteria: [F1]\ndescription: x\n", []string{
-			"windows/a.yaml:4: kill: CRIU is not running at restore.after_overlay, so it cannot be killed first (use kill: supervisor, or a point where CRIU runs (checkpoint.criu_post_dump, checkpoint.criu_pre_dump, checkpoint.criu_started, checkpoint.during_criu, restore.criu_post_restore, restore.criu_pre_restore, restore.criu_setup_namespaces, restore.criu_started, restore.during_criu, restore.ext_criu, restore.ext_criu_first))"}},
+			"windows/a.yaml:4: kill: CRIU is not running at restore.after_overlay, so it cannot be killed first or held (use kill: supervisor, or a point where CRIU runs (checkpoint.criu_post_dump, checkpoint.criu_pre_dump, checkpoint.criu_started, checkpoint.during_criu, hibernate.criu_started, hibernate.during_criu, restore.criu_post_restore, restore.criu_pre_restore, restore.criu_setup_namespaces, restore.criu_started, restore.during_criu, restore.ext_criu, restore.ext_criu_first, save.criu_started, save.during_criu))"}},
 		{"unknown kill", valid + "kill: everyone\n", []string{
-			`windows/a.yaml:8: kill: unknown kill "everyone" (use supervisor or criu_first)`}},
+			`windows/a.yaml:8: kill: unknown kill "everyone" (use supervisor or criu_first or criu_held)`}},
 		{"missing fields", "id: W3\n", []string{
 			"windows/a.yaml:1: operation: missing required field (add `operation: ...` to this definition)",
 			"windows/a.yaml:1: point: missing required field (add `point: ...` to this definition)",
@@ -118,7 +118,7 @@ func TestLoadErrors(t *testing.T) {
 			`windows/a.yaml:8: labels[0]: label "Timed" is not valid (use lower-case letters, digits, '.', '_' and '-')`,
 			`windows/a.yaml:8: labels[2]: label "ok" repeated (first at line 8) (remove the repeat)`}},
 		{"alias", "base: &b 1\n", []string{
-			"windows/a.yaml:1: base: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, precondition, criteria, labels, description)",
+			"windows/a.yaml:1: base: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, second_death, precondition, criteria, labels, description)",
 			"windows/a.yaml:1: id: missing required field (add `id: ...` to this definition)",
 			"windows/a.yaml:1: operation: missing required field (add `operation: ...` to this definition)",
 			"windows/a.yaml:1: point: missing required field (add `point: ...` to this definition)",
@@ -216,7 +216,7 @@ func TestLoadCollectsAcrossFiles(t *testing.T) {
 	_, err := LoadFS(fsys, "windows", testSpecs)
 	want := []string{
 		"windows/c.yml:1: document: definition files must end in .yaml (rename it to c.yaml)",
-		"windows/d.yaml:2: size: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, precondition, criteria, labels, description)",
+		"windows/d.yaml:2: size: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, second_death, precondition, criteria, labels, description)",
 		"windows/b.yaml:2: id: family W3 is already defined at windows/a.yaml:1 (give this family a new id)",
 	}
 	if got := errorLines(err); strings.Join(got, "\n") != strings.Join(want, "\n") {

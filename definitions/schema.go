@@ -23,6 +23,7 @@ type family struct {
 	Point       string
 	Delays      []int
 	Kill        string
+	SecondDeath string
 	Pre         model.Precondition
 	Criteria    []string
 	Labels      []string
@@ -36,7 +37,7 @@ type family struct {
 
 // Fields of a definition, in canonical order.
 var (
-	topFields = []string{"id", "driver", "operation", "point", "delays_ms", "kill", "precondition", "criteria", "labels", "description"}
+	topFields = []string{"id", "driver", "operation", "point", "delays_ms", "kill", "second_death", "precondition", "criteria", "labels", "description"}
 	preFields = []string{"cold", "restored", "checkpoint", "display", "fail_restore", "network_lock"}
 	required  = []string{"id", "operation", "point", "precondition", "criteria", "description"}
 )
@@ -47,7 +48,7 @@ var (
 )
 
 // kills are the values of kill; the first is the default.
-var kills = []string{model.KillSupervisor, model.KillCRIUFirst}
+var kills = []string{model.KillSupervisor, model.KillCRIUFirst, model.KillCRIUHeld}
 
 // fieldLine is the line of a field's value, or def when it is absent.
 func fieldLine(fields fieldNodes, name string, def int) int {
@@ -142,6 +143,9 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 		if f.Kill, _ = str(p, n, "kill"); f.Kill != "" && !slices.Contains(kills, f.Kill) {
 			p.addf(n.Line, "kill", "use "+strings.Join(kills, " or "), "unknown kill %q", f.Kill)
 		}
+	}
+	if n := fields["second_death"]; n != nil {
+		f.SecondDeath, _ = str(p, n, "second_death")
 	}
 	if n := fields["precondition"]; n != nil {
 		f.Pre = precondition(p, n)

@@ -9,8 +9,9 @@ import (
 	"faultwin/model"
 )
 
-// TestRegisteredWindows pins the registered set: 22 instances of W1..W16
-// plus the orphan scenario, in natural order, with their points and kills.
+// TestRegisteredWindows pins the registered set: the instances of W1..W16,
+// the orphan scenario and the recovery windows WH1..WH5 and WS1..WS4, in
+// natural order, with their points and kills.
 func TestRegisteredWindows(t *testing.T) {
 	ws, err := Load("../windows", testSpecs)
 	if err != nil {
@@ -53,13 +54,29 @@ func TestRegisteredWindows(t *testing.T) {
 		"W4X_30 restore restore.ext_criu_first+30",
 		"W4X_60 restore restore.ext_criu_first+60",
 		"W8L checkpoint checkpoint.after_dump",
+		"WH1 hibernate hibernate.before_dump",
+		"WH2_60 hibernate hibernate.during_criu+60!hold",
+		"WH3_30 hibernate hibernate.during_criu+30!criu",
+		"WH4 hibernate hibernate.after_images",
+		"WH5 hibernate hibernate.after_images",
+		"WS1 save save.before_dump",
+		"WS2_60 save save.during_criu+60!hold",
+		"WS3_30 save save.during_criu+30!criu",
+		"WS4 save save.after_images",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("instances:\n got %q\nwant %q", got, want)
 	}
+	// every window lists every criterion it can have: recovery windows the
+	// settle's R1..R4 too
+	shutdown := slices.DeleteFunc(slices.Clone(model.CriterionIDs), func(id string) bool { return strings.HasPrefix(id, "R") })
 	for _, w := range ws {
-		if !slices.Equal(w.Criteria, model.CriterionIDs) {
-			t.Errorf("%s: criteria %v, want all of %v", w.ID, w.Criteria, model.CriterionIDs)
+		want := shutdown
+		if model.IsRecovery(w.Operation) {
+			want = model.CriterionIDs
+		}
+		if !slices.Equal(w.Criteria, want) {
+			t.Errorf("%s: criteria %v, want all of %v", w.ID, w.Criteria, want)
 		}
 		if len(strings.Fields(w.Description)) < 20 {
 			t.Errorf("%s: description too short to say what the window proves", w.ID)
@@ -91,10 +108,20 @@ func TestRegisteredWindows(t *testing.T) {
 			if pre.Cold != 1 || pre.Restored != 2 || !pre.Checkpoint {
 				t.Errorf("%s: precondition %+v", w.ID, pre)
 			}
+		case model.OpHibernate, model.OpSave:
+			if pre.Cold != 2 || pre.Restored != 0 || pre.Checkpoint || !slices.Contains(w.Labels, "recovery") {
+				t.Errorf("%s: precondition %+v, labels %v", w.ID, pre, w.Labels)
+			}
+			if (w.SecondDeath != "") != (w.Family == "WH5") {
+				t.Errorf("%s: second death %q", w.ID, w.SecondDeath)
+			}
 		}
 		wantKill := "supervisor"
-		if w.Family == "W4" || w.Family == "W4R" {
+		switch w.Family {
+		case "W4", "W4R", "WH3", "WS3":
 			wantKill = "criu_first"
+		case "WH2", "WS2":
+			wantKill = "criu_held"
 		}
 		if w.Fault.Kill != wantKill {
 			t.Errorf("%s: kill %s", w.ID, w.Fault.Kill)

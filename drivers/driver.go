@@ -7,6 +7,7 @@ package drivers
 
 import (
 	"context"
+	"time"
 
 	"faultwin/model"
 )
@@ -37,4 +38,33 @@ type Driver interface {
 	Sweep(ctx context.Context) (model.SweepReport, error)
 	// Close releases what the driver itself holds (never run resources).
 	Close() error
+}
+
+// Recoverer is a driver whose supervisor can be restarted on its dead run's
+// state, as recovery windows (operations hibernate and save) need. The
+// runner calls Sessions and Identity before the trigger; after the death,
+// Intents, Restart (and WaitDeath for a second death), Settle, Identity,
+// Intents, Stop; after the sweeps, Probe.
+type Recoverer interface {
+	// Sessions names the session the capture takes and another live one.
+	Sessions() (captured, other string)
+	// Identity reads a session's identity through the supervisor.
+	Identity(ctx context.Context, session string) model.Identity
+	// Intents reads the capture intents the run's ledger holds.
+	Intents(ctx context.Context) ([]model.Intent, error)
+	// Restart starts the supervisor again on the run, armed to die at
+	// fault ("" for none); without a fault it returns once it serves.
+	Restart(ctx context.Context, fault string) error
+	// WaitDeath waits for the restarted supervisor to die at its fault.
+	WaitDeath(ctx context.Context) (model.Death, error)
+	// Settle calls the captured and the other session while the restarted
+	// supervisor settles the pending intents, lets their held CRIU go on
+	// once the settle has begun (returning when), and returns once the
+	// settle is over.
+	Settle(ctx context.Context, pending []model.Intent, held bool) ([]model.Call, *time.Time, error)
+	// Stop kills the restarted supervisor, before the sweeps.
+	Stop() error
+	// Probe runs a fresh run (a new id) on the same state root: create,
+	// checkpoint, restore, then its own sweep.
+	Probe(ctx context.Context, run string) model.ReuseProbe
 }

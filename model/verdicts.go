@@ -13,11 +13,15 @@ const (
 	P6  = "P6"
 	O1  = "O1"
 	H1  = "H1"
+	R1  = "R1"
+	R2  = "R2"
+	R3  = "R3"
+	R4  = "R4"
 )
 
 // CriterionIDs are the ids a window may list, in the order rows and windows
 // list them. PRE is judged for every window and is not listed.
-var CriterionIDs = []string{F1, O1, P1, P2, P3, P4, P5, P6, H1}
+var CriterionIDs = []string{F1, O1, P1, P2, P3, P4, P5, P6, H1, R1, R2, R3, R4}
 
 // Window statuses.
 const (

@@ -17,9 +17,12 @@ type Window struct {
 	Precondition Precondition `json:"precondition"`
 	Criteria     []string     `json:"criteria"`         // in CriterionIDs order
 	Labels       []string     `json:"labels,omitempty"` // sorted extra labels for selecting windows
-	Description  string       `json:"description"`      // one paragraph, whitespace folded
-	File         string       `json:"file"`             // where it was defined, relative to the repo
-	Line         int          `json:"line"`
+	// SecondDeath is a point of the restarted supervisor's settle where it
+	// is killed again (recovery windows only); a third start settles.
+	SecondDeath string `json:"second_death,omitempty"`
+	Description string `json:"description"` // one paragraph, whitespace folded
+	File        string `json:"file"`        // where it was defined, relative to the repo
+	Line        int    `json:"line"`
 	// Source is the family's definition in canonical YAML (fixed key order,
 	// defaults written out, no comments), so that reformatting a file or
 	// editing a comment does not change it but any change of meaning does.
@@ -58,6 +61,9 @@ func (w Window) SelectionLabels() []string {
 	if w.Fault.Kill == KillCRIUFirst {
 		l = append(l, "criu-first")
 	}
+	if w.Fault.Kill == KillCRIUHeld {
+		l = append(l, "criu-held")
+	}
 	if w.Precondition.Display {
 		l = append(l, "display")
 	}
@@ -71,6 +77,10 @@ const DefaultDriver = "refsup"
 const (
 	KillSupervisor = "supervisor" // the supervisor only (the default)
 	KillCRIUFirst  = "criu_first" // CRIU's top process, then the supervisor
+	// KillCRIUHeld stops CRIU's top process (SIGSTOP) and kills the
+	// supervisor: CRIU is left alive, and the harness lets it go on once
+	// the restarted supervisor settles.
+	KillCRIUHeld = "criu_held"
 )
 
 // Precondition is what must exist before the armed operation starts.
@@ -105,6 +115,9 @@ func (f Fault) String() string {
 	}
 	if f.Kill == KillCRIUFirst {
 		s += "!criu"
+	}
+	if f.Kill == KillCRIUHeld {
+		s += "!hold"
 	}
 	return s
 }

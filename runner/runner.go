@@ -136,7 +136,9 @@ func (x *attempt) execute() {
 	x.prepareAndTrigger()
 	x.death()
 	x.evidence()
+	x.recover()
 	x.sweeps()
+	x.reuse()
 	x.reclaim()
 }
 
@@ -225,6 +227,9 @@ func (x *attempt) prepareAndTrigger() {
 		x.in.Scope, err = x.d.Prepare(x.ctx, x.run, x.w.Precondition)
 		return err
 	})
+	if err == nil && model.IsRecovery(x.w.Operation) {
+		err = x.identityBefore()
+	}
 	if err == nil && x.r.BeforeTrigger != nil {
 		if err = x.step("before_trigger", func() error { return x.r.BeforeTrigger(x.ctx, x.in.Scope) }); err != nil {
 			x.harness("before trigger", err)

@@ -16,7 +16,7 @@ func cmdClient(_ context.Context, stdout io.Writer, verb string, args []string) 
 	switch verb {
 	case "create":
 		fs.BoolVar(&req.Display, "display", false, "give the session Xvfb + openbox")
-	case "checkpoint", "destroy", "inspect":
+	case "checkpoint", "destroy", "inspect", "hibernate", "save", "wake":
 		fs.StringVar(&req.Session, "session", "", "session id")
 	case "restore":
 		fs.StringVar(&req.Checkpoint, "checkpoint", "", "checkpoint id")

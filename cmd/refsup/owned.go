@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"faultwin/fixtures/refsup/api"
 	"faultwin/fixtures/refsup/ledger"
@@ -23,6 +24,19 @@ type Owned struct {
 	// table: the netns it is in ("" for the host's) and CRIU's run ids
 	// (the table is inet CRIU-<run id, cut to 21 characters>).
 	CRIUTables []OwnedCRIUTable `json:"criu_tables"`
+	// Intents are the captures in flight, each with its CRIU call's swrk
+	// process when one was recorded.
+	Intents []OwnedIntent `json:"intents,omitempty"`
+}
+
+// OwnedIntent is one capture intent.
+type OwnedIntent struct {
+	Session   string    `json:"session"`
+	Verb      string    `json:"verb"`
+	Images    string    `json:"images"`
+	Started   time.Time `json:"started"`
+	CRIUPID   int       `json:"criu_pid,omitempty"`
+	CRIUStart uint64    `json:"criu_start,omitempty"`
 }
 
 // OwnedCRIUTable is one recorded CRIU network lock.
@@ -76,6 +90,15 @@ func cmdOwned(stdout io.Writer, args []string) error {
 	for _, t := range l.CRIUTables {
 		ids := append([]string{}, t.RunIDs...)
 		out.CRIUTables = append(out.CRIUTables, OwnedCRIUTable{Invocation: t.Invocation, Netns: t.Netns, RunIDs: ids})
+	}
+	for _, in := range l.Intents {
+		oi := OwnedIntent{Session: in.Session, Verb: in.Verb, Images: in.Images, Started: in.Started}
+		for _, inv := range l.CRIU {
+			if inv.Dir == in.Images && inv.PID > 0 {
+				oi.CRIUPID, oi.CRIUStart = inv.PID, inv.Start
+			}
+		}
+		out.Intents = append(out.Intents, oi)
 	}
 	return printJSON(stdout, out)
 }

@@ -18,11 +18,14 @@ const usage = `usage: refsup <verb> --root <state root> --run <id> [flags]
 
 verbs:
   serve      run the daemon in the foreground [--bug name]... [--tag faultwin:<id>]
-             [--network-lock nftables|skip]
+             [--network-lock nftables|skip] [--recover]
   create     make a cold session [--display]
   checkpoint dump a session (consumes it) --session <id>
   restore    restore a clone --checkpoint <id> [--fail-after-criu]
   destroy    destroy a session --session <id>
+  hibernate  dump a session and stop it, to be woken from its images --session <id>
+  save       dump a session and leave it running --session <id>
+  wake       wake a hibernated session from its images --session <id>
   list       list sessions and checkpoints
   inspect    describe a session --session <id>
   arm        arm a fault for the next operation --fault <point>[+<ms>][!criu]
@@ -42,7 +45,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	switch verb {
 	case "serve":
 		return cmdServe(ctx, stdout, stderr, rest)
-	case "create", "checkpoint", "restore", "destroy", "list", "inspect", "arm", "idle", "ping":
+	case "create", "checkpoint", "restore", "destroy", "hibernate", "save", "wake", "list", "inspect", "arm", "idle", "ping":
 		return cmdClient(ctx, stdout, verb, rest)
 	case "points":
 		return cmdPoints(stdout, rest)

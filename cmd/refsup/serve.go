@@ -14,6 +14,7 @@ func cmdServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	fs.Var(&c.bugs, "bug", "known-bug switch to turn on (repeatable)")
 	fs.String("tag", "", "the run's argv tag, faultwin:<run> (marks this process)")
 	criuPath := fs.String("criu", criu.DefaultPath, "CRIU binary (absolute path)")
+	takeOver := fs.Bool("recover", false, "take over the ledger of this run's dead daemon and settle its capture intents")
 	netLock := fs.String("network-lock", "skip", "CRIU's network lock for checkpoints and restores: nftables or skip")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -26,7 +27,8 @@ func cmdServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
-	srv, err := daemon.New(daemon.Config{Layout: lay, Bugs: bs, CRIUPath: *criuPath, NetworkLock: *netLock, Ready: stdout})
+	srv, err := daemon.New(daemon.Config{Layout: lay, Bugs: bs, CRIUPath: *criuPath, NetworkLock: *netLock, Ready: stdout,
+		Recover: *takeOver})
 	if err != nil {
 		return err
 	}

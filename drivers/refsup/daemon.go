@@ -33,8 +33,12 @@ type daemon struct {
 // startDaemon starts argv (refsup serve ...) under the subreaper. The run's
 // environment tag is set on the daemon only, never on the subreaper, which is
 // not the run's and must not be swept as if it were.
-func startDaemon(bin string, argv []string, run string, log *os.File) (*daemon, error) {
-	args := append([]string{"subreaper", "--setenv", model.RunEnvKey + "=" + run, "--", bin}, argv...)
+func startDaemon(bin string, argv []string, run string, log *os.File, env ...string) (*daemon, error) {
+	args := []string{"subreaper", "--setenv", model.RunEnvKey + "=" + run}
+	for _, kv := range env {
+		args = append(args, "--setenv", kv)
+	}
+	args = append(append(args, "--", bin), argv...)
 	shim := exec.Command(bin, args...)
 	shim.Env = withoutEnv(os.Environ(), model.RunEnvKey)
 	shim.Dir = "/"

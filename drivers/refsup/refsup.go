@@ -39,6 +39,7 @@ type Driver struct {
 	victimEr error
 	opErr    string
 	ext      *external // the external trigger of an ext_* point
+	old      []*daemon // supervisors of the run that died before this one (recovery windows)
 }
 
 // New returns a driver for the refsup binary at bin.
@@ -194,6 +195,11 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		err = d.call(ctx, nil, op, "--session", d.sessions[0])
 	case "idle":
 		err = d.call(ctx, nil, "idle")
+	case model.OpHibernate, model.OpSave:
+		if len(d.sessions) < 2 {
+			return fmt.Errorf("%s window without two live cold sessions in its precondition", op)
+		}
+		err = d.call(ctx, nil, op, "--session", d.sessions[0])
 	case "sweep":
 		return d.triggerSweep(ctx)
 	default:
@@ -366,8 +372,12 @@ func (d *Driver) Sweep(ctx context.Context) (model.SweepReport, error) {
 // before the trigger) is killed and reaped; the run's resources are left to
 // the sweep.
 func (d *Driver) Close() error {
-	if d.daemon == nil {
-		return nil
+	var errs []error
+	for _, o := range d.old {
+		errs = append(errs, o.stop())
 	}
-	return d.daemon.stop()
+	if d.daemon != nil {
+		errs = append(errs, d.daemon.stop())
+	}
+	return errors.Join(errs...)
 }

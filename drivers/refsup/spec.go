@@ -12,7 +12,7 @@ const Name = "refsup"
 
 // operations are the refsup operations a window can interrupt, in the
 // order the driver's Trigger knows them.
-var operations = []string{"restore", "checkpoint", "destroy", "sweep", "idle"}
+var operations = []string{"restore", "checkpoint", "destroy", "sweep", "idle", model.OpHibernate, model.OpSave}
 
 // Spec publishes refsup's fault points, read from the table the supervisor
 // compiles in (fixtures/refsup/faults), so a point exists for the loader
@@ -20,7 +20,9 @@ var operations = []string{"restore", "checkpoint", "destroy", "sweep", "idle"}
 func Spec() model.DriverSpec {
 	pts := make([]model.Point, 0, len(faults.Points))
 	for _, p := range faults.Points {
-		if !slices.Contains(operations, p.Operation()) {
+		// settle points are where a recovery window kills the restarted
+		// supervisor again (second_death), never a window's own point
+		if !slices.Contains(operations, p.Operation()) && p.Operation() != "settle" {
 			continue
 		}
 		pts = append(pts, model.Point{Name: p.Name, Operation: p.Operation(), Timed: p.Timed,
@@ -50,6 +52,10 @@ func precondition(op string, pre model.Precondition) (string, string) {
 	case "sweep":
 		if pre.Cold < 1 || !pre.Checkpoint {
 			return "a sweep window needs a live cold session and a checkpoint to clean up", "set cold: 1 and checkpoint: true"
+		}
+	case model.OpHibernate, model.OpSave:
+		if pre.Cold < 2 || pre.Restored > 0 || pre.Checkpoint || pre.Display {
+			return "a capture window needs the captured cold session and one more, whose calls must not wait for the settle (R4), and nothing else", "set cold: 2 only"
 		}
 	case "idle":
 		if live < 1 {

@@ -290,6 +290,23 @@ var table = []mutant{
 		evidence: ""},
 	{bug: "dead-point", window: "W2", status: model.StatusInvalid, fail: []string{model.F1},
 		evidence: "restore.after_overlay"},
+	// Recovery: each settle bug on the window whose death it mishandles.
+	// The restart meets WH2's CRIU held alive mid-dump; a settle that does
+	// not wait keeps the session CRIU then stops, and drops the intent.
+	{bug: "settle-no-wait", window: "WH2_60", status: model.StatusFail, fail: []string{model.R2, model.R3},
+		evidence: "does not run"},
+	// WH5 dies again between the adopt and the wake: an intent cleared
+	// before the wake leaves the third start nothing to settle.
+	{bug: "clear-intent-no-resume", window: "WH5", status: model.StatusFail, fail: []string{model.R2, model.R3},
+		evidence: "does not run"},
+	{bug: "adopt-save-images", window: "WS4", status: model.StatusFail, fail: []string{model.R2},
+		evidence: "save's images were adopted"},
+	{bug: "cold-wake", window: "WH4", status: model.StatusFail, fail: []string{model.R2},
+		evidence: "booted afresh"},
+	// WH2's settle lasts as long as the held CRIU: long enough to see a
+	// call to the other session held.
+	{bug: "settle-holds-all", window: "WH2_60", status: model.StatusFail, fail: []string{model.R4},
+		evidence: "other session"},
 }
 
 var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
@@ -350,7 +367,7 @@ var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
 			}
 		}
 		for _, id := range []string{model.P1, model.P2, model.P3, model.P4, model.P5,
-			model.P6, model.O1, model.F1, model.H1} {
+			model.P6, model.O1, model.F1, model.H1, model.R2, model.R3, model.R4} {
 			Expect(covered).To(HaveKey(id), "no mutant makes %s fail: a check that cannot fail", id)
 		}
 	})
