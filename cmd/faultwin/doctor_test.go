@@ -25,8 +25,8 @@ func TestDoctorAllOK(t *testing.T) {
 		t.Fatalf("doctor failed on this host: %v\n%s", err, out.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 11 {
-		t.Fatalf("want one line per prerequisite (11), got %d:\n%s", len(lines), out.String())
+	if len(lines) != 17 {
+		t.Fatalf("want one line per prerequisite (17), got %d:\n%s", len(lines), out.String())
 	}
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "OK ") {
@@ -82,6 +82,26 @@ func TestDoctorToolHidden(t *testing.T) {
 	err := run(context.Background(), &out, []string{"doctor", "--path", t.TempDir()})
 	if err == nil || !hasLine(out.String(), "MISSING", "Xvfb") {
 		t.Fatalf("Xvfb hidden but not reported MISSING (err %v):\n%s", err, out.String())
+	}
+	for _, tool := range []string{"podman >= 4", "runc", "conmon", "iptables"} {
+		if !hasLine(out.String(), "MISSING", tool) {
+			t.Errorf("%s hidden but not reported MISSING:\n%s", tool, out.String())
+		}
+	}
+}
+
+// A podman that is not version 4 is refused, as the described driver
+// needs podman 4's flags.
+func TestDoctorOldPodman(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "podman"), []byte("#!/bin/sh\necho 'podman version 3.0.1'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), &out, []string{"doctor", "--path", dir})
+	if err == nil || !hasLine(out.String(), "MISSING", "podman >= 4") || !strings.Contains(out.String(), "version 3.0.1") {
+		t.Fatalf("podman 3 accepted (err %v):\n%s", err, out.String())
 	}
 }
 
