@@ -94,8 +94,12 @@ var _ = Describe("podman windows", Serial, func() {
 				expected.Add(w.ID, got)
 				return
 			}
-			// An ERROR is the harness failing, never a finding about podman.
+			// An ERROR is the harness failing, and a precondition not reached
+			// or an unclean host means nothing of podman was measured
+			// (podman missing, a broken setup): neither is a finding.
 			Expect(o.Verdict.Status).NotTo(Equal(model.StatusError), "%s: %s", w.ID, o.Verdict.Reason)
+			Expect(o.Input.PrepareErr).To(BeEmpty(), "%s: precondition not reached: %s", w.ID, o.Verdict.Reason)
+			Expect(o.Verdict.Reason).NotTo(HavePrefix("preflight"), "%s: %s", w.ID, o.Verdict.Reason)
 			if expected.Accepts(w.ID, got) {
 				return
 			}
