@@ -109,7 +109,7 @@ func (e *env) cleanup() {
 		e.t.Errorf("cleanup sweep: %v\n%s", err, out)
 	}
 	for _, d := range e.decoys {
-		_ = d.Process.Kill()
+		_ = syscall.Kill(-d.Process.Pid, syscall.SIGKILL)
 		_ = d.Wait()
 	}
 	for i := len(e.decoyMnt) - 1; i >= 0; i-- {
@@ -366,6 +366,10 @@ func (e *env) decoyProc(dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command("/bin/sh", append([]string{"-c", "sleep 1000 & wait", "decoy"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	// Its own process group, so cleanup kills the sleep with the shell:
+	// an orphaned sleep outlives the test by 1000 s, holding whatever the
+	// test binary inherited.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
