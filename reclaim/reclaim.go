@@ -76,22 +76,7 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 	// CRIU killed mid-call leaves ".criu.*" dirs (some mounted) in the tmp
 	// dir, which name no run; between windows the preflight proved there
 	// were none, so these are the window's.
-	unmount(p, &r, fail)
-	for _, g := range p.Roots.Netns {
-		files, _ := filepath.Glob(g)
-		for _, f := range files {
-			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-				fail("netns %s: %v", f, err)
-				continue
-			}
-			r.FilesRemoved = append(r.FilesRemoved, f)
-		}
-	}
-	if p.Names {
-		removeCRIUTmp(p.Roots.TmpDir, &r, fail)
-	}
-	deleteLinks(p.Roots.Links, &r, fail)
-	deleteChains(p.Roots.Chains, p.EmptyTables, &r, fail)
+	hostNames(p, &r, fail)
 	removeCgroups(s.Cgroups, p.Scope.Run, &r, fail)
 	restoreSysctls(p.Sysctls, &r, fail)
 	if p.RemoveStateDir && p.Scope.StateDir != "" && model.Within(p.Scope.StateDir, p.Scope.StateRoot) && p.Scope.StateDir != p.Scope.StateRoot {
@@ -103,6 +88,39 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 			r.FilesRemoved = append(r.FilesRemoved, p.Scope.StateDir)
 		}
 	}
+	return r
+}
+
+// hostNames unmounts under the run's state dir and the claimed netns, then
+// removes the netns files, CRIU's tmp leftovers, the claimed bridges with
+// their ports and the claimed chains (each only when p.Names).
+func hostNames(p Plan, r *model.Reclaim, fail func(string, ...any)) {
+	unmount(p, r, fail)
+	for _, g := range p.Roots.Netns {
+		files, _ := filepath.Glob(g)
+		for _, f := range files {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				fail("netns %s: %v", f, err)
+				continue
+			}
+			r.FilesRemoved = append(r.FilesRemoved, f)
+		}
+	}
+	if p.Names {
+		removeCRIUTmp(p.Roots.TmpDir, r, fail)
+	}
+	deleteLinks(p.Roots.Links, r, fail)
+	deleteChains(p.Roots.Chains, p.EmptyTables, r, fail)
+}
+
+// Names removes only the host-global names roots claim, for `faultwin sweep
+// --reclaim-names` when no run is left to tie them to (a harness killed
+// between a window's sweep and its last resort).
+func Names(roots snapshots.Roots, emptyTables []string) model.Reclaim {
+	var r model.Reclaim
+	fail := func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) }
+	roots.TmpDir = "" // a CRIU tmp dir outside a window may be anyone's
+	hostNames(Plan{Roots: roots, EmptyTables: emptyTables, Names: true}, &r, fail)
 	return r
 }
 

@@ -82,6 +82,9 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "sweep: no run under %s\n", *root)
 	}
 	errs = append(errs, sweepOrphans(ctx, stdout, *root))
+	if *names {
+		errs = append(errs, sweepNames(stdout, *root))
+	}
 	return errors.Join(errs...)
 }
 
@@ -113,4 +116,26 @@ func sweepDescribed(ctx context.Context, stdout io.Writer, root, run, name strin
 		return fmt.Errorf("last resort for run %s: %s", run, strings.Join(r.Errors, "; "))
 	}
 	return nil
+}
+
+// sweepNames removes what the described supervisors claim under host-global
+// names when no run is left to tie it to (--reclaim-names only).
+func sweepNames(stdout io.Writer, root string) error {
+	roots := runner.AllRoots(snapshots.DefaultRoots(root))
+	var errs []error
+	for _, name := range catalog.Names() {
+		desc := catalog.Description(name)
+		if desc == nil {
+			continue
+		}
+		r := reclaim.Names(roots, desc.Reclaim.EmptyTables)
+		if !r.Empty() {
+			b, _ := json.Marshal(r)
+			fmt.Fprintf(stdout, "sweep: host-global names of %s: %s\n", name, b)
+		}
+		for _, e := range r.Errors {
+			errs = append(errs, fmt.Errorf("%s: %s", name, e))
+		}
+	}
+	return errors.Join(errs...)
 }
