@@ -52,7 +52,7 @@ func TestLoadErrors(t *testing.T) {
 			`windows/a.yaml:3: point: refsup has no fault point "restore.during_crui" (use one of ` + strings.Join(windowPoints(testSpecs[0]), ", ") + `, or add the point to the supervisor and publish it in its driver's spec)`}},
 		{"point of another operation", strings.Replace(valid, "restore.during_criu", "checkpoint.after_dump", 1), []string{
 			"windows/a.yaml:3: point: checkpoint.after_dump is passed by operation checkpoint, not restore (use a restore.* point or operation: checkpoint)",
-			"windows/a.yaml:4: delays_ms: checkpoint.after_dump is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, hibernate.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_start, save.during_criu))"}},
+			"windows/a.yaml:4: delays_ms: checkpoint.after_dump is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, hibernate.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_criu_only, restore.ext_start, save.during_criu))"}},
 		{"unknown criterion", strings.Replace(valid, "[F1, P1]", "[F1, P7]", 1), []string{
 			`windows/a.yaml:6: criteria[1]: unknown criterion "P7" (use F1, O1, P1, P2, P3, P4, P5, P6, H1, R1, R2, R3, R4)`}},
 		{"repeated criterion", strings.Replace(valid, "[F1, P1]", "[F1, P1, F1]", 1), []string{
@@ -74,9 +74,9 @@ func TestLoadErrors(t *testing.T) {
 		{"timed point without delays", strings.Replace(valid, "delays_ms: [30, 80]\n", "", 1), []string{
 			"windows/a.yaml:3: delays_ms: restore.during_criu is a timed point and needs delays (add delays_ms: [30, 80, ...])"}},
 		{"delays on untimed point", strings.Replace(valid, "restore.during_criu", "restore.after_overlay", 1), []string{
-			"windows/a.yaml:4: delays_ms: restore.after_overlay is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, hibernate.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_start, save.during_criu))"}},
+			"windows/a.yaml:4: delays_ms: restore.after_overlay is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, hibernate.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_criu_only, restore.ext_start, save.during_criu))"}},
 		{"criu_first off CRIU", "id: W2\noperation: restore\npoint: restore.after_overlay\nkill: criu_first\nprecondition: {cold: 1, checkpoint: true}\ncriteria: [F1]\ndescription: x\n", []string{
-			"windows/a.yaml:4: kill: CRIU is not running at restore.after_overlay, so it cannot be killed first or held (use kill: supervisor, or a point where CRIU runs (checkpoint.criu_post_dump, checkpoint.criu_pre_dump, checkpoint.criu_started, checkpoint.during_criu, hibernate.criu_started, hibernate.during_criu, restore.criu_post_restore, restore.criu_pre_restore, restore.criu_setup_namespaces, restore.criu_started, restore.during_criu, restore.ext_criu, restore.ext_criu_first, save.criu_started, save.during_criu))"}},
+			"windows/a.yaml:4: kill: CRIU is not running at restore.after_overlay, so it cannot be killed first or held (use kill: supervisor, or a point where CRIU runs (checkpoint.criu_post_dump, checkpoint.criu_pre_dump, checkpoint.criu_started, checkpoint.during_criu, hibernate.criu_started, hibernate.during_criu, restore.criu_post_restore, restore.criu_pre_restore, restore.criu_setup_namespaces, restore.criu_started, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_criu_only, save.criu_started, save.during_criu))"}},
 		{"unknown kill", valid + "kill: everyone\n", []string{
 			`windows/a.yaml:8: kill: unknown kill "everyone" (use supervisor or criu_first or criu_held)`}},
 		{"missing fields", "id: W3\n", []string{

@@ -46,6 +46,8 @@ func TestRegisteredWindows(t *testing.T) {
 		"W16 sweep sweep.after_links",
 		"ORPHAN idle idle.kill",
 		"W1X_5 restore restore.ext_start+5",
+		"W3C_20 restore restore.ext_criu_only+20",
+		"W3C_40 restore restore.ext_criu_only+40",
 		"W3X_30 restore restore.ext_criu+30",
 		"W3X_80 restore restore.ext_criu+80",
 		"W3X_150 restore restore.ext_criu+150",

@@ -17,6 +17,8 @@ var externalPoints = []model.Point{
 		Kill: []string{model.WatchOperation}, Desc: "SIGKILL refsup a number of ms after the restore call starts, from outside"},
 	{Name: "restore.ext_criu", Operation: "restore", Timed: true, CRIU: true, Watch: "criu",
 		Kill: []string{model.WatchOperation}, Desc: "SIGKILL refsup a number of ms after its CRIU appears, from outside (twin of restore.during_criu)"},
+	{Name: "restore.ext_criu_only", Operation: "restore", Timed: true, CRIU: true, Watch: "criu",
+		Kill: []string{"criu"}, Desc: "SIGKILL only refsup's CRIU a number of ms after it appears, from outside: refsup lives on and handles the failed restore"},
 	{Name: "restore.ext_criu_first", Operation: "restore", Timed: true, CRIU: true, Watch: "criu",
 		Kill: []string{"criu", model.WatchOperation}, Desc: "CRIU's top process, then refsup, a number of ms after CRIU appears, from outside (twin of restore.during_criu with kill: criu_first)"},
 }
