@@ -207,6 +207,16 @@ func (w *Watcher) Wait() Result {
 	return r
 }
 
+// Finish is for when the operation has returned: the trigger gets up to
+// grace more to fire (its kill roles, a conmon or a CRIU restorer, may
+// outlive the operation), then is stopped; it returns what happened. A
+// trigger that fired returns as soon as its victims are handled.
+func (w *Watcher) Finish(grace time.Duration) Result {
+	t := time.AfterFunc(grace, w.Stop)
+	defer t.Stop()
+	return w.Wait()
+}
+
 // Stop ends the watch early (the operation returned before the trigger
 // fired); Wait then returns Fired=false with a Reason. A trigger already
 // firing finishes its kills.

@@ -190,14 +190,14 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		d.opNote = fmt.Sprintf("operation still running after %v: killed by the harness", d.timeout())
 	}
 	if w != nil {
-		// A trigger whose kill roles outlive the operation (conmon, a
-		// criu restorer) may still be due: give it its own bound.
+		// Once the operation's process is gone, a trigger that kills it
+		// never will; one whose roles outlive it (conmon, a CRIU
+		// restorer) may still be due.
+		grace := time.Duration(0)
 		if !slices.Contains(d.point.Kill, model.WatchOperation) {
-			go func() { time.Sleep(time.Duration(d.fault.DelayMS)*time.Millisecond + 500*time.Millisecond); w.Stop() }()
-		} else {
-			w.Stop()
+			grace = time.Duration(d.fault.DelayMS)*time.Millisecond + 500*time.Millisecond
 		}
-		r := w.Wait()
+		r := w.Finish(grace)
 		d.result = &r
 	}
 	d.calls = append(d.calls, call{What: "operation " + op, Argv: argv, MS: ms(time.Since(t0)), Output: out.String(),

@@ -53,17 +53,12 @@ func (d *Driver) startExternal(ctx context.Context, pt model.Point) error {
 }
 
 // finishExternal ends the watch once the operation returned: a trigger
-// that has not fired by then never will.
+// that has not fired by its delay and a margin never will.
 func (d *Driver) finishExternal() {
 	if d.ext == nil || d.ext.result != nil {
 		return
 	}
-	select {
-	case <-d.daemon.done:
-	case <-time.After(time.Duration(d.fault.DelayMS)*time.Millisecond + 500*time.Millisecond):
-	}
-	d.ext.w.Stop()
-	r := d.ext.w.Wait()
+	r := d.ext.w.Finish(time.Duration(d.fault.DelayMS)*time.Millisecond + 500*time.Millisecond)
 	d.ext.result = &r
 }
 
