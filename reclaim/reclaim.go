@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -243,7 +244,7 @@ func removeCgroups(cgs []string, run string, r *model.Reclaim, fail func(string,
 }
 
 func restoreSysctls(want map[string]string, r *model.Reclaim, fail func(string, ...any)) {
-	for _, k := range slices.Sorted(mapKeys(want)) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		p := filepath.Join("/proc/sys", snapshots.SysctlPath(k))
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -259,16 +260,6 @@ func restoreSysctls(want map[string]string, r *model.Reclaim, fail func(string, 
 			continue
 		}
 		r.SysctlsRestored = append(r.SysctlsRestored, k+" "+now+" -> "+want[k])
-	}
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 

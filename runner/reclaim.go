@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"slices"
+
 	"faultwin/drivers/catalog"
 	"faultwin/model"
 	"faultwin/reclaim"
@@ -24,7 +26,7 @@ func (r *Runner) RootsFor(w model.Window) snapshots.Roots {
 func WithNames(roots snapshots.Roots, n model.HostNames) snapshots.Roots {
 	add := func(dst []string, src []string) []string {
 		for _, s := range src {
-			if !contains(dst, s) {
+			if !slices.Contains(dst, s) {
 				dst = append(dst, s)
 			}
 		}
@@ -44,15 +46,6 @@ func AllRoots(roots snapshots.Roots) snapshots.Roots {
 		roots = WithNames(roots, spec.Names)
 	}
 	return roots
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func driverOf(w model.Window) string {

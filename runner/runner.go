@@ -56,11 +56,7 @@ func New(cfg Config) *Runner {
 		Config: cfg,
 		Roots:  snapshots.DefaultRoots(cfg.StateRoot),
 		newDriver: func(w model.Window, logDir string) (drivers.Driver, error) {
-			name := w.Driver
-			if name == "" {
-				name = model.DefaultDriver
-			}
-			return catalog.New(name, catalog.Options{Bin: cfg.Bin, StateRoot: cfg.StateRoot, LogDir: logDir, Bugs: cfg.Bugs})
+			return catalog.New(driverOf(w), catalog.Options{Bin: cfg.Bin, StateRoot: cfg.StateRoot, LogDir: logDir, Bugs: cfg.Bugs})
 		},
 	}
 }

@@ -6,6 +6,7 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -54,7 +55,7 @@ func load() {
 	if extra := os.Getenv(described.EnvDirs); extra != "" {
 		more, err2 := described.LoadPaths(extra)
 		descs = append(descs, more...)
-		err = joinErr(err, err2)
+		err = errors.Join(err, err2)
 	}
 	for _, d := range descs {
 		if prev, dup := known[d.Name]; dup {
@@ -62,7 +63,7 @@ func load() {
 			if prev.desc != nil {
 				where = prev.desc.File
 			}
-			err = joinErr(err, fmt.Errorf("%s: name: %q is already described by %s", d.File, d.Name, where))
+			err = errors.Join(err, fmt.Errorf("%s: name: %q is already described by %s", d.File, d.Name, where))
 			continue
 		}
 		d := d
@@ -70,16 +71,6 @@ func load() {
 			make: func(o Options) drivers.Driver { return described.New(d, o.StateRoot, o.LogDir) }}
 	}
 	loadErr = err
-}
-
-func joinErr(a, b error) error {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	return fmt.Errorf("%w\n%w", a, b)
 }
 
 // Err reports descriptions that could not be read.
