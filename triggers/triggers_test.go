@@ -542,8 +542,14 @@ func TestParentTellsProbeFromWork(t *testing.T) {
 	if !r.Fired || len(r.Victims) != 1 || r.Victims[0].PID == probe.id {
 		t.Fatalf("fired %v victims %+v; the probe %v must not be taken", r.Fired, r.Victims, probe.id)
 	}
+	if len(r.Appeared) != 1 || r.Appeared[0].PID != r.Victims[0].PID {
+		t.Errorf("appeared %+v: want only the victim, runc's criu", r.Appeared)
+	}
 	if !probe.running() {
 		t.Error("the probe criu was killed")
 	}
-	_ = work
+	// runc's shell goes on after its criu died, so it ends by itself.
+	if sig := work.killedBy(t); sig != 0 {
+		t.Errorf("runc's shell was killed by %v", sig)
+	}
 }
