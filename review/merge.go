@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -301,7 +302,7 @@ func (m *Merge) provenance() {
 	}
 	if len(commits) > 1 {
 		var parts []string
-		for _, c := range sortedKeys(commits) {
+		for _, c := range slices.Sorted(maps.Keys(commits)) {
 			var in []string
 			for _, w := range order {
 				if n := commits[c][w]; n > 0 {
@@ -317,25 +318,16 @@ func (m *Merge) provenance() {
 			m.Mixed = append(m.Mixed, fmt.Sprintf("provenance: %s (shard %s): %d of %s run from a dirty work tree", w.path, w.shard, n, count(total[w], "row")))
 		}
 	}
-	for _, id := range sortedKeys(defs) {
+	for _, id := range slices.Sorted(maps.Keys(defs)) {
 		if len(defs[id]) < 2 {
 			continue
 		}
 		var parts []string
-		for _, h := range sortedKeys(defs[id]) {
+		for _, h := range slices.Sorted(maps.Keys(defs[id])) {
 			parts = append(parts, fmt.Sprintf("%s in %s", rows.ShortHash(h), strings.Join(defs[id][h], ", ")))
 		}
 		m.Mixed = append(m.Mixed, fmt.Sprintf("provenance: window %s has %d definitions: %s", id, len(defs[id]), strings.Join(parts, "; ")))
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func shortCommit(c string) string {
@@ -356,7 +348,7 @@ func (m *Merge) Commits() (commits []string, dirty bool) {
 		set[r.Row.Run.Commit] = true
 		dirty = dirty || r.Row.Run.Dirty
 	}
-	return sortedKeys(set), dirty
+	return slices.Sorted(maps.Keys(set)), dirty
 }
 
 // Summary summarises the merged rows per window, numbered by their pass.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -143,7 +144,7 @@ func compactOf(r Row) (compactLine, []part, error) {
 	parts := []part{{name: "main", content: m, sha: sha(m)}}
 	line := compactLine{Row: rowRefs{Window: r.Window.ID, Status: r.Status, Main: parts[0].sha, Logs: map[string]string{}},
 		Schema: r.Schema, Prev: r.Prev, Hash: r.Hash}
-	for _, name := range sortedKeys(r.Logs) {
+	for _, name := range slices.Sorted(maps.Keys(r.Logs)) {
 		if len(r.Logs[name]) < blobLogMin {
 			continue
 		}
@@ -476,13 +477,4 @@ func (e *encoder) compactRowLines(r *Row) ([]byte, []part, error) {
 		return nil, nil, err
 	}
 	return append(append(blobs, b...), '\n'), parts, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -11,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -300,7 +300,7 @@ func (c *checker) check(d *Description) {
 	if len(d.Operations) == 0 {
 		c.addf("operations", "missing; name at least one operation and its command")
 	}
-	for _, name := range sortedKeys(d.Operations) {
+	for _, name := range slices.Sorted(maps.Keys(d.Operations)) {
 		op := d.Operations[name]
 		c.command("operations."+name+".run", op.Run, vars, true)
 		if op.Needs.Cold > 0 && len(d.Precondition.Cold) == 0 {
@@ -316,7 +316,7 @@ func (c *checker) check(d *Description) {
 	for i, s := range d.Sweep {
 		c.command(fmt.Sprintf("sweep[%d]", i), s, vars, true)
 	}
-	for _, name := range sortedKeys(d.Roles) {
+	for _, name := range slices.Sorted(maps.Keys(d.Roles)) {
 		r := d.Roles[name]
 		if name == model.WatchOperation {
 			c.addf("roles."+name, "%q is reserved for the operation's own process", name)
@@ -341,12 +341,12 @@ func (c *checker) check(d *Description) {
 		}
 		seen[p.Name] = true
 		if _, ok := d.Operations[p.Operation]; !ok {
-			c.addf(f+".operation", "%q is not an operation (have: %s)", p.Operation, strings.Join(sortedKeys(d.Operations), ", "))
+			c.addf(f+".operation", "%q is not an operation (have: %s)", p.Operation, strings.Join(slices.Sorted(maps.Keys(d.Operations)), ", "))
 		} else if !strings.HasPrefix(p.Name, p.Operation+".") {
 			c.addf(f+".name", "%q: a point of operation %s is named %s.<instant>", p.Name, p.Operation, p.Operation)
 		}
 		if _, ok := d.Roles[p.Watch]; !ok && p.Watch != model.WatchOperation {
-			c.addf(f+".watch", "%q is not a role (have: %s)", p.Watch, strings.Join(append(sortedKeys(d.Roles), model.WatchOperation), ", "))
+			c.addf(f+".watch", "%q is not a role (have: %s)", p.Watch, strings.Join(append(slices.Sorted(maps.Keys(d.Roles)), model.WatchOperation), ", "))
 		}
 		if len(p.Kill) == 0 {
 			c.addf(f+".kill", "missing; name the roles to SIGKILL, in order")
@@ -409,18 +409,9 @@ func (c *checker) command(field string, cmd Command, vars []string, baseOK bool)
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Spec is what the driver publishes for the window loader.
 func (d *Description) Spec() model.DriverSpec {
-	ops := sortedKeys(d.Operations)
+	ops := slices.Sorted(maps.Keys(d.Operations))
 	pts := make([]model.Point, 0, len(d.Points))
 	for _, p := range d.Points {
 		pts = append(pts, model.Point{Name: p.Name, Operation: p.Operation, Timed: p.Timed,

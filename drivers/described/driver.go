@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,7 +286,7 @@ func (d *Driver) Close() error { return nil }
 // roles turns the description's roles into the trigger's.
 func (d *Driver) roles() []triggers.Role {
 	var out []triggers.Role
-	for _, name := range sortedKeys(d.desc.Roles) {
+	for _, name := range slices.Sorted(maps.Keys(d.desc.Roles)) {
 		r := d.desc.Roles[name]
 		out = append(out, triggers.Role{Name: name, Comms: r.Comm, Argv: r.Argv, Parent: r.Parent, Top: r.Top})
 	}
