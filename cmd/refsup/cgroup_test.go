@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/procfs"
+
 	"faultwin/fixtures/refsup/api"
 	"faultwin/fixtures/refsup/cgroups"
 )
@@ -28,8 +30,11 @@ func (e *env) inSessionCgroups(s api.SessionInfo) {
 	checked := 0
 	for _, p := range s.Procs {
 		ms, err := cgroups.Of(p.PID)
-		if err != nil {
-			continue // a short-lived sleep of the counter loop, gone since
+		if err != nil || exiting(p.PID) {
+			// A short-lived sleep of the counter loop, gone or exiting
+			// since: on cgroup v1 an exiting task reads as the root
+			// cgroup's, whatever cgroup it lived in.
+			continue
 		}
 		checked++
 		for _, h := range hs {
@@ -41,6 +46,19 @@ func (e *env) inSessionCgroups(s api.SessionInfo) {
 	if checked < 3 {
 		e.t.Errorf("session %s: only %d processes checked: %+v", s.Session, checked, s.Procs)
 	}
+}
+
+// exiting reports whether pid is gone or has begun to exit. The kernel never
+// clears PF_EXITING, so reading it after /proc/<pid>/cgroup tells whether
+// that read may have seen an exiting task.
+func exiting(pid int) bool {
+	const pfExiting = 0x4
+	pr, err := procfs.NewProc(pid)
+	if err != nil {
+		return true
+	}
+	st, err := pr.Stat()
+	return err != nil || st.Flags&pfExiting != 0 || st.State == "Z" || st.State == "X"
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
