@@ -57,6 +57,22 @@ func TestR2ColdStartFails(t *testing.T) {
 	g.Expect(criteria.Evaluate(in).Status).To(Equal(model.StatusFail))
 }
 
+// The first read after a cold start can still see the old run's counter,
+// the second the fresh payload's: 22 then 3. That payload runs (R3 holds:
+// the intent may go) and is not the session (R2 fails), as when both reads
+// see the fresh counter.
+func TestColdStartReadAcrossItsFirstWrite(t *testing.T) {
+	g := NewWithT(t)
+	in := load(t, "wh4_pass")
+	coldStart(&in)
+	in.Recovery.After.Counter, in.Recovery.After.Counter2 = in.Recovery.Before.Counter+4, 3
+	g.Expect(result(t, in, model.R3).Holds()).To(BeTrue())
+	r := result(t, in, model.R2)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(strings.Join(r.Evidence, "\n")).To(ContainSubstring("booted afresh"))
+	g.Expect(strings.Join(r.Evidence, "\n")).NotTo(ContainSubstring("does not run"))
+}
+
 // A cold start that even kept the boot nonce (it cannot: it is drawn when
 // the payload starts) still fails on the counter.
 func TestR2CounterAloneCatchesRestart(t *testing.T) {

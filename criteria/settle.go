@@ -68,9 +68,11 @@ func intentOf(ins []model.Intent, session string) (model.Intent, bool) {
 }
 
 // running reports whether id's recorded init runs and its counter moved
-// between two reads: the session is alive, whatever it remembers.
+// between two reads: the session is alive, whatever it remembers. A counter
+// that moved back ran too: a payload booted afresh rewrote it after the
+// first read saw the old run's value (R2 judges what it remembers).
 func running(id model.Identity) bool {
-	return id.Err == "" && id.InitAlive && id.Counter2 > id.Counter
+	return id.Err == "" && id.InitAlive && id.Counter2 != id.Counter
 }
 
 // recoveryGaps says why a recovery criterion cannot be judged.

@@ -65,6 +65,7 @@ type Recoverer interface {
 	// Stop kills the restarted supervisor, before the sweeps.
 	Stop() error
 	// Probe runs a fresh run (a new id) on the same state root: create,
-	// checkpoint, restore, then its own sweep.
-	Probe(ctx context.Context, run string) model.ReuseProbe
+	// checkpoint, restore, then its own sweep. With display the session
+	// takes a display, so the host-global display names are reused too.
+	Probe(ctx context.Context, run string, display bool) model.ReuseProbe
 }

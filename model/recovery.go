@@ -53,7 +53,8 @@ type Call struct {
 // its own sweep then leaves nothing.
 type ReuseProbe struct {
 	Run        string      `json:"run"`
-	Steps      []string    `json:"steps"` // each step done, in order
+	Display    bool        `json:"display,omitempty"` // the fresh session took a display
+	Steps      []string    `json:"steps"`             // each step done, in order
 	Err        string      `json:"err,omitempty"`
 	Restored   Identity    `json:"restored"` // the clone restored from the probe's checkpoint
 	Checkpoint int         `json:"checkpoint_counter"`

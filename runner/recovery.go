@@ -121,7 +121,7 @@ func (x *attempt) reuse() {
 	}
 	x.logf("reuse probe")
 	_ = x.step("reuse_probe", func() error {
-		rec.Probe = rc.Probe(x.ctx, NewRunID())
+		rec.Probe = rc.Probe(x.ctx, NewRunID(), x.w.Precondition.Display)
 		return nil
 	})
 }

@@ -277,8 +277,8 @@ func (d *Driver) Stop() error {
 }
 
 // Probe implements drivers.Recoverer.
-func (d *Driver) Probe(ctx context.Context, run string) model.ReuseProbe {
-	p := model.ReuseProbe{Run: run}
+func (d *Driver) Probe(ctx context.Context, run string, display bool) model.ReuseProbe {
+	p := model.ReuseProbe{Run: run, Display: display}
 	q := New(d.Bin, d.Root, filepath.Join(d.LogDir, "probe-"+run), nil)
 	fail := func(err error) model.ReuseProbe {
 		p.Err = err.Error()
@@ -294,7 +294,11 @@ func (d *Driver) Probe(ctx context.Context, run string) model.ReuseProbe {
 		return fail(err)
 	}
 	var created struct{ Session string }
-	if err := q.call(ctx, &created, "create"); err != nil {
+	args := []string{"create"}
+	if display {
+		args = append(args, "--display")
+	}
+	if err := q.call(ctx, &created, args...); err != nil {
 		return fail(err)
 	}
 	p.Steps = append(p.Steps, "create")
