@@ -45,6 +45,12 @@ func r2(c *ctx) Result {
 	if a.Boot != b.Boot {
 		j.fail("booted afresh: boot nonce " + b.Boot + " before, " + a.Boot + " after (the session's memory is gone)")
 	}
+	if a.Counter2 < a.Counter {
+		// the first read saw what the session wrote before, the second a
+		// payload counting again: booted afresh between the reads
+		j.fail("counter went back between the two reads after the settle: " + strconv.Itoa(a.Counter) + " then " +
+			strconv.Itoa(a.Counter2) + " (a payload booted afresh took over)")
+	}
 	if a.Counter < b.Counter {
 		j.fail("counter restarted: " + strconv.Itoa(b.Counter) + " before, " + strconv.Itoa(a.Counter) + " after")
 	}

@@ -54,8 +54,8 @@ func precondition(op string, pre model.Precondition) (string, string) {
 			return "a sweep window needs a live cold session and a checkpoint to clean up", "set cold: 1 and checkpoint: true"
 		}
 	case model.OpHibernate, model.OpSave:
-		if pre.Cold < 2 || pre.Restored > 0 || pre.Checkpoint || pre.Display {
-			return "a capture window needs the captured cold session and one more, whose calls must not wait for the settle (R4), and nothing else", "set cold: 2 only"
+		if pre.Cold < 2 || pre.Restored > 0 || pre.Checkpoint {
+			return "a capture window needs the captured cold session and one more, whose calls must not wait for the settle (R4), and no restored session or checkpoint", "set cold: 2 (display: true optional)"
 		}
 	case "idle":
 		if live < 1 {
