@@ -358,6 +358,30 @@ func TestF1(t *testing.T) {
 		in.Trace[len(in.Trace)-1].Point = in.Window.Fault.String()
 		NewWithT(t).Expect(result(t, in, model.F1)).To(Hold())
 	})
+	// An external trigger's role can name two processes, one of them dying
+	// on its own between the trigger's look and the kill (podman restore:
+	// the checkpointed container's conmon). Rows recorded before Exited
+	// existed keep their verdict: replay must not change them.
+	t.Run("a victim already exiting", func(t *testing.T) {
+		g := NewWithT(t)
+		at := time.Date(2026, 12, 1, 8, 38, 57, 0, time.UTC)
+		exited := model.Victim{Role: "conmon", PID: model.PID{PID: 2882, StartTime: 10}, Comm: "conmon",
+			Gone: true, Exited: true, Err: "already exited before the kill"}
+		killed := model.Victim{Role: "conmon", PID: model.PID{PID: 3031, StartTime: 12}, Comm: "conmon",
+			KilledAt: at, Gone: true}
+		in := passing(t)
+		in.Death = model.Death{Reaped: true, OpErr: "exit status 125", Victims: []model.Victim{exited, killed}}
+		r := result(t, in, model.F1)
+		g.Expect(r).To(Hold())
+		g.Expect(r).To(HaveEvidence("conmon conmon pid 2882 was already exiting when its kill came (not this fault's victim); another conmon was killed"))
+		in.Death.Victims = []model.Victim{exited}
+		g.Expect(result(t, in, model.F1)).To(HaveEvidence("conmon conmon pid 2882: already exited before the kill"))
+		g.Expect(result(t, in, model.F1)).NotTo(Hold())
+		legacy := exited
+		legacy.Exited = false
+		in.Death.Victims = []model.Victim{legacy, killed}
+		g.Expect(result(t, in, model.F1)).NotTo(Hold())
+	})
 }
 
 func TestStatusPrecedence(t *testing.T) {

@@ -75,11 +75,21 @@ func f1(c *ctx) Result {
 
 // victims judges an external trigger's kills: each victim was killed by
 // (pid, start) and seen gone. A role with no process of the run at the
-// instant means the fault did not land as armed.
+// instant means the fault did not land as armed. A process of a role that
+// was already exiting as its kill came died on its own: it is noted, and
+// fails only when no other process of that role was killed.
 func victims(j *judge, d model.Death) {
+	killed := map[string]bool{}
+	for _, v := range d.Victims {
+		if v.Err == "" && v.Gone {
+			killed[v.Role] = true
+		}
+	}
 	for _, v := range d.Victims {
 		who := v.Role + " " + v.Comm + " pid " + strconv.Itoa(v.PID.PID)
 		switch {
+		case v.Exited && killed[v.Role]:
+			j.note(who + " was already exiting when its kill came (not this fault's victim); another " + v.Role + " was killed")
 		case v.Err != "":
 			j.fail(who + ": " + v.Err)
 		case !v.Gone:

@@ -48,6 +48,10 @@ type Victim struct {
 	// within the driver's bound after the kill.
 	Gone bool   `json:"gone"`
 	Err  string `json:"err,omitempty"` // why it could not be killed or confirmed
+	// Exited is set when the process was already exiting (Z or X) as its
+	// kill came: it died on its own between the trigger's look and the
+	// kill, so it is not this fault's victim.
+	Exited bool `json:"exited,omitempty"`
 }
 
 // Killed is one process a sweep killed, with why it was judged owned.

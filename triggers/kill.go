@@ -39,7 +39,7 @@ func kill(sc *scanner, role string, id model.PID, comm string, goneWait time.Dur
 		v.Err = fmt.Sprintf("pid %d now has start time %d, not the recorded %d: not signalled", id.PID, st.start, id.StartTime)
 		return v
 	case st.state == 'Z' || st.state == 'X':
-		v.Gone = true
+		v.Gone, v.Exited = true, true
 		v.Err = "already exited before the kill"
 		return v
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -354,6 +355,41 @@ func TestStartMismatchRefused(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if !op.running() {
 		t.Fatalf("the process behind the stale identity died")
+	}
+}
+
+// A process already exiting when its kill comes is recorded as exited on
+// its own (F1 does not count it as the fault's victim), never as killed.
+func TestZombieVictimExitedOnItsOwn(t *testing.T) {
+	needRoot(t)
+	run := newRun(t)
+	cmd := exec.Command("/bin/true")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", model.RunEnvKey + "=" + run}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Wait() })
+	id := idOf(t, cmd.Process.Pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(id.PID) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := parseStat(b); err == nil && st.state == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/bin/true did not become a zombie")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := start(t, Plan{Run: run, Watch: Operation, Kill: []string{Operation}}, id)
+	if !r.Fired || len(r.Victims) != 1 {
+		t.Fatalf("fired %v victims %+v", r.Fired, r.Victims)
+	}
+	if v := r.Victims[0]; !v.Exited || !v.Gone || !v.KilledAt.IsZero() || !strings.Contains(v.Err, "already exited") {
+		t.Errorf("victim %+v, want exited on its own, not killed", v)
 	}
 }
 
