@@ -60,6 +60,7 @@ func TestRegisteredWindows(t *testing.T) {
 		"WH2_60 hibernate hibernate.during_criu+60!hold",
 		"WH3_30 hibernate hibernate.during_criu+30!criu",
 		"WH4 hibernate hibernate.after_images",
+		"WH4D hibernate hibernate.after_images",
 		"WH5 hibernate hibernate.after_images",
 		"WS1 save save.before_dump",
 		"WS2_60 save save.during_criu+60!hold",
