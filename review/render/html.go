@@ -64,10 +64,11 @@ func statusClass(status string) string {
 // windows-by-runs grid with empty slots filled in.
 type htmlView struct {
 	*Report
-	Rule     string
-	Grid     []gridRow
-	Cells    []Cell // every cell, for the detail sections
-	KillMaps []killMapView
+	Rule        string
+	LandingRule string
+	Grid        []gridRow
+	Cells       []Cell // every cell, for the detail sections
+	KillMaps    []killMapView
 }
 
 type gridRow struct {
@@ -86,7 +87,7 @@ type slot struct {
 // per-row detail sections, so the page works without script; with script,
 // a click shows the row's criteria and evidence in a panel beside the map.
 func HTML(w io.Writer, r *Report) error {
-	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + ".", KillMaps: killMaps(r.Files)}
+	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + ".", LandingRule: LandingRule, KillMaps: killMaps(r.Files)}
 	for _, id := range r.Windows {
 		g := gridRow{Window: id, Name: windowName(r, id)}
 		for _, run := range r.Runs {

@@ -10,6 +10,9 @@ import (
 	"faultwin/review"
 )
 
+// LandingRule explains the landing table.
+const LandingRule = "Rows of windows killed from outside, grouped by the run's processes (comm ×count) the trigger saw at the kill: where the kill landed decides what it can leave. Rows from every file given are counted together."
+
 // GroupingRule explains the columns in every report.
 const GroupingRule = "A run (a column) is a stretch of consecutive rows of one file, under one harness commit, in which no window repeats: each pass of a soak is one run, each `faultwin run` appended to a file is one run."
 
@@ -28,6 +31,7 @@ func Markdown(w io.Writer, r *Report) error {
 	m.verdicts(r)
 	m.compare(r)
 	m.summaries(r)
+	m.landings(r)
 	m.details(r)
 	return m.err
 }
@@ -189,6 +193,25 @@ func (m *mdWriter) summaries(r *Report) {
 			}
 			m.row(windowName(r, w.Window), fmt.Sprintf("%d/%d", w.Pass, w.Measured()), interval, itoa(w.Fail),
 				itoa(w.Invalid), itoa(w.Error), failedTally(w.Failed), spread(w.Load), fmt.Sprintf("%.1fs", w.Seconds.Median))
+		}
+	}
+}
+
+// landings prints, per window killed from outside, its rows grouped by the
+// run's processes its trigger saw at the kill.
+func (m *mdWriter) landings(r *Report) {
+	if len(r.Landings) == 0 {
+		return
+	}
+	m.line("")
+	m.line("## Where the external kills landed")
+	m.line("")
+	m.line("%s", LandingRule)
+	m.line("")
+	m.head("Window", "Processes of the run at the kill", "Rows", "Outcomes")
+	for _, l := range r.Landings {
+		for _, s := range l.States {
+			m.row(windowName(r, l.Window), s.Present, itoa(s.Rows), failedTally(s.Outcomes))
 		}
 	}
 }

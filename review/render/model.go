@@ -86,8 +86,9 @@ type Report struct {
 	Cells        map[string]map[int]Cell // window -> run -> cell
 	Unregistered map[string]bool         // a row of the window records an unregistered definition
 	Summaries    []FileSummary
-	Compare      *Comparison // set by Build when compare is true
-	Problems     []string    // evidence that does not verify, one line each
+	Landings     []review.Landing // externally killed windows by the state their kills found, over every file
+	Compare      *Comparison      // set by Build when compare is true
+	Problems     []string         // evidence that does not verify, one line each
 	Counts       map[string]int
 }
 
@@ -151,6 +152,15 @@ func Build(files []File, compare bool) *Report {
 		r.Summaries = append(r.Summaries, FileSummary{Path: f.Path, Sums: review.Summarize(f.Rows), Load: review.SpreadOf(all)})
 	}
 	sort.Slice(r.Windows, func(i, j int) bool { return model.CompareIDs(r.Windows[i], r.Windows[j]) < 0 })
+	var every []rows.Row
+	for _, f := range files {
+		every = append(every, f.Rows...)
+	}
+	var errs []error
+	r.Landings, errs = review.Landings(every)
+	for _, err := range errs {
+		r.Problems = append(r.Problems, "where the kill landed: "+err.Error())
+	}
 	if compare && len(files) == 2 {
 		r.Compare = compareFiles(files[0], files[1])
 	}

@@ -167,3 +167,29 @@ func mustContain(t *testing.T, text string, wants ...string) {
 		}
 	}
 }
+
+// TestLandingsFromRecordedPodmanRows: the landing table of real rows (PR5
+// after its F1 fix) groups them by the processes present at each kill, in
+// both the Markdown and the HTML report, and refsup's armed windows have
+// none.
+func TestLandingsFromRecordedPodmanRows(t *testing.T) {
+	f := render.Load([]string{filepath.Join("..", "..", "results", "podman", "pr5-8-4f1e754.jsonl.gz")})
+	r := render.Build(f, false)
+	if len(r.Problems) > 0 {
+		t.Fatalf("problems: %v", r.Problems)
+	}
+	if len(r.Landings) != 1 || r.Landings[0].Window != "PR5" || r.Landings[0].Rows != 8 {
+		t.Fatalf("landings %+v, want PR5's 8 rows", r.Landings)
+	}
+	md := string(markdown(t, r))
+	mustContain(t, md, "## Where the external kills landed", "| PR5 | conmon ×2, criu, podman, runc | ")
+	var html bytes.Buffer
+	if err := render.HTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, html.String(), `<h2 id="h-landings">Where the external kills landed</h2>`,
+		`<tr><th scope="row">PR5</th><td>conmon ×2, criu, podman, runc</td>`)
+	if armed := render.Build([]render.File{soak(t)}, false); len(armed.Landings) != 0 {
+		t.Errorf("armed refsup rows grouped as external landings: %+v", armed.Landings)
+	}
+}
