@@ -45,9 +45,13 @@ type proc struct {
 	why      string // how it is of the run: "operation", "descent", "env", "cgroup"
 	decided  bool
 	deciding bool
-	role     int    // index into the roles; -1: none
-	commFd   int    // held open while hot, so a re-read is one pread; -1: none
-	listed   uint64 // the tick that last listed it
+	// retag is set when its marks could not be read yet: an exec between
+	// taking the new comm and laying out the new environment shows an
+	// empty environ. Its marks are read again while it is hot.
+	retag  bool
+	role   int    // index into the roles; -1: none
+	commFd int    // held open while hot, so a re-read is one pread; -1: none
+	listed uint64 // the tick that last listed it
 }
 
 // scanner keeps the process table between ticks so that a tick reads only
@@ -169,7 +173,7 @@ func (s *scanner) scan(now time.Time) error {
 	}
 	s.hot = keep
 	for _, p := range s.fresh {
-		if !p.kthread && (p.member || !first) {
+		if !p.kthread && (p.member || p.retag || !first) {
 			s.hot = append(s.hot, p)
 		}
 		s.classify(p, now)
@@ -275,13 +279,17 @@ func (s *scanner) tagged(p *proc) {
 	if s.run == "" {
 		return
 	}
-	if s.hasEnv(p.id.PID) {
+	env, sure := s.hasEnv(p.id.PID)
+	p.retag = false
+	if env {
 		p.member, p.why = true, "env"
 		return
 	}
 	if s.inCgroup(p.id.PID) {
 		p.member, p.why = true, "cgroup"
+		return
 	}
+	p.retag = !sure
 }
 
 // recomm re-reads the comm of a hot pid; an exec may have turned it into a
@@ -303,7 +311,7 @@ func (s *scanner) recomm(p *proc, now time.Time) {
 		return
 	}
 	b := bytes.TrimSuffix(buf[:n], []byte("\n"))
-	if string(b) == p.comm {
+	if string(b) == p.comm && (p.member || !p.retag) {
 		return
 	}
 	comm := string(b)
@@ -428,17 +436,20 @@ func (s *scanner) present() []string {
 	return out
 }
 
-func (s *scanner) hasEnv(pid int) bool {
+// hasEnv reports whether pid's environment holds the run's key; sure is
+// false when there was none to read: an empty environ is what a process
+// shows in the middle of an exec, and a gone one is dropped anyway.
+func (s *scanner) hasEnv(pid int) (has, sure bool) {
 	b, err := s.readAt(pid, "environ")
 	if err != nil || len(b) == 0 {
-		return false
+		return false, false
 	}
 	key := s.envKey
 	if bytes.HasPrefix(b, key[1:]) || bytes.Contains(b, key) {
-		return true
+		return true, true
 	}
 	// the last entry may lack its NUL
-	return bytes.HasSuffix(b, key[:len(key)-1]) || bytes.Equal(b, key[1:len(key)-1])
+	return bytes.HasSuffix(b, key[:len(key)-1]) || bytes.Equal(b, key[1:len(key)-1]), true
 }
 
 func (s *scanner) inCgroup(pid int) bool {
