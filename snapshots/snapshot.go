@@ -103,6 +103,9 @@ type Snapshot struct {
 	// Incomplete lists what could not be read; criteria refuse to judge an
 	// incomplete snapshot rather than pass on missing evidence.
 	Incomplete []string `json:"incomplete,omitempty"`
+	// Notes are what the capture met that is not missing evidence, such as
+	// a namespace whose processes all exited while it was being read.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // DecoyProcess is a process the harness started to look like another run's.

@@ -2,7 +2,10 @@ package host
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -171,5 +174,58 @@ func TestFakeProcMissing(t *testing.T) {
 	_, err := Host{Proc: "testdata/no-such-proc"}.Capture(context.Background(), "x", fakeRoots, snapshots.Decoys{})
 	if err == nil {
 		t.Fatal("a capture without a readable /proc must fail")
+	}
+}
+
+// statLine is a /proc/<pid>/stat of pid in state with start time start and
+// flags, every other field zero.
+func statLine(pid int, state string, flags, start uint64) string {
+	f := make([]string, 52)
+	for i := range f {
+		f[i] = "0"
+	}
+	f[0], f[1], f[2], f[3] = strconv.Itoa(pid), "(init)", state, "1"
+	f[8], f[21] = strconv.FormatUint(flags, 10), strconv.FormatUint(start, 10)
+	return strings.Join(f, " ") + "\n"
+}
+
+// A foreign mount namespace whose only process exited between the process
+// scan and the mountinfo read (EINVAL once a task left its namespaces) is
+// as unreadable as one no process lives in: noted, not missing evidence.
+// One whose process still lives but cannot be read is incomplete.
+func TestMountsOfANamespaceWhoseProcessExited(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, data string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("self/mountinfo", "")
+	write("300/stat", statLine(300, "Z", 0, 3000))         // a zombie now
+	write("301/stat", statLine(301, "S", 0, 3010))         // alive, mountinfo unreadable
+	write("302/stat", statLine(302, "S", pfExiting, 3020)) // exiting
+	write("303/stat", statLine(303, "S", 0, 9999))         // pid reused since the scan
+	procs := []snapshots.Process{
+		{PID: 300, StartTime: 3000, NS: map[string]uint64{"mnt": 7}},
+		{PID: 301, StartTime: 3010, NS: map[string]uint64{"mnt": 8}},
+		{PID: 302, StartTime: 3020, NS: map[string]uint64{"mnt": 9}},
+		{PID: 303, StartTime: 3030, NS: map[string]uint64{"mnt": 9}},
+	}
+	inc := &incomplete{}
+	ms := captureMounts(root, selfNS{mnt: 1}, procs, fakeRoots, snapshots.Decoys{}, inc)
+	if len(ms) != 0 {
+		t.Errorf("mounts %+v", ms)
+	}
+	if len(inc.reasons) != 1 || !strings.HasPrefix(inc.reasons[0], "mounts: mount namespace 8: ") {
+		t.Errorf("incomplete %q, want only namespace 8 (its process lives)", inc.reasons)
+	}
+	if len(inc.notes) != 2 || !strings.Contains(inc.notes[0], "namespace 7: its 1 in-scope process exited during the capture") ||
+		!strings.Contains(inc.notes[1], "namespace 9: its 2 in-scope processes exited") {
+		t.Errorf("notes %q", inc.notes)
 	}
 }

@@ -87,14 +87,21 @@ func (h Host) Capture(ctx context.Context, label string, roots snapshots.Roots, 
 		step()
 	}
 	s.Incomplete = inc.list()
+	s.Notes = inc.notes
 	return s, nil
 }
 
 // incomplete collects what a capture could not read.
-type incomplete struct{ reasons []string }
+type incomplete struct{ reasons, notes []string }
 
 func (i *incomplete) add(format string, args ...any) {
 	i.reasons = append(i.reasons, fmt.Sprintf(format, args...))
+}
+
+// note records what a capture met that is not missing evidence: the
+// criteria judge a snapshot with notes.
+func (i *incomplete) note(format string, args ...any) {
+	i.notes = append(i.notes, fmt.Sprintf(format, args...))
 }
 
 func (i *incomplete) list() []string {

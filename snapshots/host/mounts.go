@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/prometheus/procfs"
 
 	"faultwin/model"
 	"faultwin/snapshots"
@@ -39,6 +40,9 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 	// mountinfo is read, the next one in that namespace is tried.
 	done := map[uint64]bool{}
 	failed := map[uint64]error{}
+	// exited counts, per namespace, the processes whose read failed because
+	// they had exited since the process scan; read is every failed read.
+	exited, read := map[uint64]int{}, map[uint64]int{}
 	for _, p := range procs {
 		ns := p.NS["mnt"]
 		if ns == 0 || ns == self.mnt || done[ns] {
@@ -47,6 +51,10 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 		ms, err := readMounts(filepath.Join(root, strconv.Itoa(p.PID), "mountinfo"), roots, decoy)
 		if err != nil {
 			failed[ns] = err
+			read[ns]++
+			if exitedSince(root, p) {
+				exited[ns]++
+			}
 			continue
 		}
 		done[ns] = true
@@ -57,6 +65,15 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 		}
 	}
 	for _, ns := range slices.Sorted(maps.Keys(failed)) {
+		if exited[ns] == read[ns] {
+			// Every process seen there exited between the scan and this
+			// read: the namespace is now as unreadable as one no process
+			// of the scope lives in, and its mounts went with its last
+			// process unless something else pins it.
+			inc.note("mounts: mount namespace %d: its %d in-scope %s exited during the capture (%v)",
+				ns, read[ns], plural(read[ns], "process", "processes"), failed[ns])
+			continue
+		}
 		inc.add("mounts: mount namespace %d: %v", ns, failed[ns])
 	}
 	slices.SortFunc(out, func(a, b snapshots.Mount) int {
@@ -69,6 +86,32 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 		return cmp.Or(cmp.Compare(a.NS, b.NS), strings.Compare(a.MountPoint, b.MountPoint), cmp.Compare(a.ID, b.ID))
 	})
 	return out
+}
+
+// exitedSince reports whether p, alive at the process scan, is gone,
+// reaped and replaced, a zombie or exiting now: a mountinfo read then fails
+// for that reason (EINVAL once the task has left its namespaces).
+func exitedSince(root string, p snapshots.Process) bool {
+	pr, err := procfs.NewFS(root)
+	if err != nil {
+		return false
+	}
+	proc, err := pr.Proc(p.PID)
+	if err != nil {
+		return gone(err)
+	}
+	st, err := proc.Stat()
+	if err != nil {
+		return gone(err)
+	}
+	return st.Starttime != p.StartTime || st.State == "Z" || st.State == "X" || st.Flags&pfExiting != 0
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // readMounts parses one mountinfo file and keeps the mounts in scope: a
