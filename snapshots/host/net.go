@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/moby/sys/mountinfo"
@@ -22,14 +23,23 @@ import (
 	"faultwin/snapshots"
 )
 
+// linkDumpTries bounds the dumps of one link listing.
+const linkDumpTries = 5
+
 // captureLinks lists the links of the harness's network namespace whose
 // name starts with roots.LinkPrefix (none when the prefix is empty) or
-// matches a roots.Links glob, sorted by name. An interrupted dump keeps what
-// it got and marks the snapshot incomplete.
+// matches a roots.Links glob, sorted by name. A dump the kernel marks
+// interrupted (links came or went during it, as when a run's veths die with
+// its namespaces) is taken again; one still interrupted after that keeps
+// what it got and marks the snapshot incomplete.
 // Equivalent to: ip -o link show | grep ': <prefix>'.
 func captureLinks(roots snapshots.Roots, inc *incomplete) []snapshots.Link {
 	out := []snapshots.Link{}
 	links, err := netlink.LinkList()
+	for try := 1; try < linkDumpTries && errors.Is(err, netlink.ErrDumpInterrupted); try++ {
+		time.Sleep(time.Duration(try) * 5 * time.Millisecond)
+		links, err = netlink.LinkList()
+	}
 	if err != nil {
 		if !errors.Is(err, netlink.ErrDumpInterrupted) {
 			inc.add("links: %v", err)
