@@ -3,6 +3,7 @@ package review
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -132,11 +133,7 @@ func comms(list string) string {
 	if len(n) == 0 {
 		return "none"
 	}
-	names := make([]string, 0, len(n))
-	for c := range n {
-		names = append(names, c)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(n))
 	for i, c := range names {
 		if n[c] > 1 {
 			names[i] = fmt.Sprintf("%s ×%d", c, n[c])
