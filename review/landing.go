@@ -107,25 +107,23 @@ func presentAtKill(r rows.Row) (present string, external bool, err error) {
 	}
 	external = len(in.Death.Victims) > 0
 	for _, tp := range in.Trace {
-		if strings.HasPrefix(tp.Note, "not fired: ") && tp.Point == r.Window.Fault.Point {
+		if model.NotFired(tp.Note) && tp.Point == r.Window.Fault.Point {
 			external = true
 		}
 		if !tp.Fired {
 			continue
 		}
-		_, list, ok := strings.Cut(tp.Note, "present: ")
-		if !ok {
-			continue
+		if procs, ok := model.Present(tp.Note); ok {
+			return comms(procs), external, nil
 		}
-		return comms(list), external, nil
 	}
 	return NoPresent, external, nil
 }
 
-// comms turns "podman 12, conmon 14, conmon 15" into "conmon ×2, podman".
-func comms(list string) string {
+// comms turns "podman 12", "conmon 14", "conmon 15" into "conmon ×2, podman".
+func comms(procs []string) string {
 	n := map[string]int{}
-	for _, p := range strings.Split(list, ", ") {
+	for _, p := range procs {
 		if f := strings.Fields(p); len(f) > 0 {
 			n[strings.Join(f[:len(f)-1], " ")]++
 		}

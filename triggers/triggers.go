@@ -330,7 +330,7 @@ func (r Result) TracePoints(point string) []model.TracePoint {
 		})
 	}
 	if !r.Fired {
-		return append(out, model.TracePoint{Point: point, Time: r.Start, Note: "not fired: " + r.Reason})
+		return append(out, model.TracePoint{Point: point, Time: r.Start, Note: model.NotFiredNote(r.Reason)})
 	}
 	var notes []string
 	pid := 0
@@ -340,7 +340,7 @@ func (r Result) TracePoints(point string) []model.TracePoint {
 			pid = v.PID.PID
 		}
 	}
-	notes = append(notes, "present: "+strings.Join(r.Present, ", "))
+	notes = append(notes, model.PresentNote(r.Present))
 	return append(out, model.TracePoint{Point: point, Time: r.FiredAt, PID: pid, Fired: true, Note: strings.Join(notes, "; ")})
 }
 
