@@ -224,8 +224,8 @@ func TestMountsOfANamespaceWhoseProcessExited(t *testing.T) {
 	if len(inc.reasons) != 1 || !strings.HasPrefix(inc.reasons[0], "mounts: mount namespace 8: ") {
 		t.Errorf("incomplete %q, want only namespace 8 (its process lives)", inc.reasons)
 	}
-	if len(inc.notes) != 2 || !strings.Contains(inc.notes[0], "namespace 7: its 1 in-scope process exited during the capture") ||
-		!strings.Contains(inc.notes[1], "namespace 9: its 2 in-scope processes exited") {
+	if len(inc.notes) != 2 || !strings.Contains(inc.notes[0], "namespace 7: every in-scope process there (1) exited during the capture") ||
+		!strings.Contains(inc.notes[1], "namespace 9: every in-scope process there (2) exited") {
 		t.Errorf("notes %q", inc.notes)
 	}
 }

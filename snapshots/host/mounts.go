@@ -70,8 +70,8 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 			// read: the namespace is now as unreadable as one no process
 			// of the scope lives in, and its mounts went with its last
 			// process unless something else pins it.
-			inc.note("mounts: mount namespace %d: its %d in-scope %s exited during the capture (%v)",
-				ns, read[ns], plural(read[ns], "process", "processes"), failed[ns])
+			inc.note("mounts: mount namespace %d: every in-scope process there (%d) exited during the capture (%v)",
+				ns, read[ns], failed[ns])
 			continue
 		}
 		inc.add("mounts: mount namespace %d: %v", ns, failed[ns])
@@ -105,13 +105,6 @@ func exitedSince(root string, p snapshots.Process) bool {
 		return gone(err)
 	}
 	return st.Starttime != p.StartTime || st.State == "Z" || st.State == "X" || st.Flags&pfExiting != 0
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // readMounts parses one mountinfo file and keeps the mounts in scope: a

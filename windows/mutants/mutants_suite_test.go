@@ -166,7 +166,7 @@ func restoreHost(ctx context.Context, o *runner.Outcome) {
 			GinkgoWriter.Printf("unmounting %s: recorded by no ledger\n", m)
 			Expect(unix.Unmount(m, 0)).To(Succeed(), "unmounting unledgered %s", m)
 		}
-		for _, l := range unrecordedDisplays(sc) {
+		for _, l := range unrecordedDisplays(o) {
 			GinkgoWriter.Printf("removing %s: a display link into the run that no ledger records\n", l)
 			Expect(os.Remove(l)).To(Succeed(), "removing unrecorded display link %s", l)
 		}
@@ -221,18 +221,19 @@ func unledgered(o *runner.Outcome) []string {
 	return out
 }
 
-// unrecordedDisplays lists the host display links that point into the run's
-// state dir once its ledger is gone (the settle-drops-display bug's
-// leftover: the link's target is what proves the run made it).
-func unrecordedDisplays(sc model.Scope) []string {
+// unrecordedDisplays lists the host display links the last snapshot saw
+// pointing into the run's state dir, once its ledger is gone (the
+// settle-drops-display bug's leftover: the link's target is what proves
+// the run made it).
+func unrecordedDisplays(o *runner.Outcome) []string {
+	sc := o.Input.Scope
 	if _, err := os.Stat(sc.Ledger); err == nil {
 		return nil // the sweep still has records to act on
 	}
-	links, _ := filepath.Glob("/tmp/.X11-unix/X*")
 	var out []string
-	for _, l := range links {
-		if t, err := os.Readlink(l); err == nil && model.Within(t, sc.StateDir) {
-			out = append(out, l)
+	for _, f := range o.Input.AfterSweep2.X11 {
+		if t, err := os.Readlink(f.Path); err == nil && model.Within(t, sc.StateDir) {
+			out = append(out, f.Path)
 		}
 	}
 	return out
