@@ -8,7 +8,7 @@ import (
 
 	"faultwin/criteria"
 	. "faultwin/criteria/matchers"
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

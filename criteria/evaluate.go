@@ -3,7 +3,7 @@ package criteria
 import (
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // evaluators maps each criterion id to its judge.

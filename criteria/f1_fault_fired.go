@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // f1 holds when the armed fault really landed: the trace has a fired point

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -3,7 +3,7 @@ package criteria
 import (
 	"strconv"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // o1 holds when, at the supervisor's death and before any sweep, every mount

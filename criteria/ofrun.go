@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"faultwin/criteria"
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -3,7 +3,7 @@ package criteria
 import (
 	"strconv"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // cleanPath normalises an absolute path so that comparisons by component

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // r1 holds when the host is reusable after the settle and the sweeps: a

@@ -3,7 +3,7 @@ package criteria
 import (
 	"strconv"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // r2 holds when the captured session came through the death intact rather

@@ -1,7 +1,7 @@
 package criteria
 
 import (
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // r3 holds when the capture's intent is on disk at every death (the capture

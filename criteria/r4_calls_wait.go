@@ -3,7 +3,7 @@ package criteria
 import (
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // otherSlack is how long before the settle's end a call to another

@@ -11,7 +11,7 @@ import (
 
 	"faultwin/criteria"
 	. "faultwin/criteria/matchers"
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // load reads a recorded Input from testdata.

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"faultwin/criteria"
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // The recorded recovery windows pass as recorded: WH4 (woken from adopted

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // Trace points of a supervisor's settle, as refsup names them.

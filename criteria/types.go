@@ -1,7 +1,7 @@
 package criteria
 
 import (
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -9,7 +9,7 @@ import (
 	"context"
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // Driver runs one supervisor lifetime for one window. The runner calls, in

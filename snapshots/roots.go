@@ -1,6 +1,6 @@
 package snapshots
 
-import "faultwin/model"
+import "faultwin/internal/model"
 
 // Roots tells a capture where faultwin-owned things can live. Everything a
 // snapshot holds is found through these roots, so a snapshot stays small

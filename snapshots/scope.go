@@ -3,7 +3,7 @@ package snapshots
 import (
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // InScope reports whether path lies where a run's things live: under the

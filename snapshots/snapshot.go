@@ -7,7 +7,7 @@ package snapshots
 import (
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // Process is one host process that could belong to a faultwin run.

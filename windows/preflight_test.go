@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"faultwin/criteria/matchers"
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // A window must never run on an unclean host: a process left by some other

@@ -12,8 +12,8 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"faultwin/criteria/matchers"
-	"faultwin/model"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/windows/runner"
 	"faultwin/windows/suite"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // These tests leave on the host what a dead run can leave without a tag of

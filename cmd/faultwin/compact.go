@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"faultwin/review"
-	"faultwin/rows"
+	"faultwin/reports/review"
+	"faultwin/reports/rows"
 )
 
 const compactUsage = `usage: faultwin compact IN OUT

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"faultwin/doctor"
+	"faultwin/drivers/doctor"
 )
 
 func runDoctor(ctx context.Context, stdout io.Writer, args []string) error {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/doctor"
+	"faultwin/drivers/doctor"
 )
 
 func requireRoot(t *testing.T) {

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/definitions"
-	"faultwin/model"
-	"faultwin/review"
-	"faultwin/rows"
-	"faultwin/runner"
+	"faultwin/windows/definitions"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+	"faultwin/reports/rows"
+	"faultwin/windows/runner"
 )
 
 // runExplore maps a timed window's whole kill window: it kills the family's

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/definitions"
+	"faultwin/windows/definitions"
 	"faultwin/drivers/catalog"
-	"faultwin/review"
+	"faultwin/reports/review"
 )
 
 // TestExploreMapsW3 explores a small part of W3 on the real supervisor:

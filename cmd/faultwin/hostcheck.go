@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/model"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/windows/runner"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )

@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"faultwin/model"
-	"faultwin/review"
-	"faultwin/rows"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+	"faultwin/reports/rows"
 )
 
 const mergeUsage = `usage: faultwin merge [--out SUMMARY.md] [--allow-mixed] FILE|DIR...

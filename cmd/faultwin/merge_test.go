@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/model"
-	"faultwin/review"
-	"faultwin/review/replaytest"
-	"faultwin/rows"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+	"faultwin/reports/replaytest"
+	"faultwin/reports/rows"
+	"faultwin/windows/runner"
 	"faultwin/snapshots"
 )
 

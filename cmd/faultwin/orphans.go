@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"faultwin/criteria"
-	"faultwin/model"
-	"faultwin/reclaim"
+	"faultwin/internal/model"
+	"faultwin/drivers/reclaim"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )

@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"faultwin/review"
-	"faultwin/rows"
+	"faultwin/reports/review"
+	"faultwin/reports/rows"
 )
 
 const replayUsage = `usage: faultwin replay FILE|DIR...

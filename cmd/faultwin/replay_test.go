@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/model"
-	"faultwin/review/replaytest"
-	"faultwin/rows"
+	"faultwin/internal/model"
+	"faultwin/reports/replaytest"
+	"faultwin/reports/rows"
 )
 
 var t0 = time.Date(2026, 10, 24, 10, 33, 52, 0, time.UTC)

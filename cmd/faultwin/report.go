@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"faultwin/model"
-	"faultwin/review"
-	"faultwin/review/render"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+	"faultwin/reports/render"
 )
 
 const reportUsage = `usage: faultwin report [--format md|html] [--out PATH] FILE|DIR...

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/review/replaytest"
+	"faultwin/reports/replaytest"
 )
 
 func TestReportVerbMarkdown(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/model"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/windows/runner"
 )
 
 // statusExit maps the worst status of a run to the exit codes every verb

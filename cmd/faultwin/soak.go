@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/model"
-	"faultwin/review"
-	"faultwin/rows"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+	"faultwin/reports/rows"
+	"faultwin/windows/runner"
 	"faultwin/snapshots/host"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"faultwin/drivers/catalog"
 	"faultwin/drivers/described"
-	"faultwin/model"
-	"faultwin/reclaim"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/drivers/reclaim"
+	"faultwin/windows/runner"
 	"faultwin/snapshots"
 )
 

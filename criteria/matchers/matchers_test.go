@@ -7,7 +7,7 @@ import (
 
 	"faultwin/criteria"
 	. "faultwin/criteria/matchers"
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 var (

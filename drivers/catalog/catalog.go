@@ -1,5 +1,5 @@
 // Package catalog names the drivers faultwin knows: refsup, written in Go,
-// and every supervisor described as data (supervisors/*.yaml, and the files
+// and every supervisor described as data (drivers/described/supervisors/*.yaml, and the files
 // FAULTWIN_SUPERVISORS names). Adding a driver means adding it here or
 // writing a description; the loader, the criteria and the runner stay as
 // they are.
@@ -16,8 +16,8 @@ import (
 	"faultwin/drivers"
 	"faultwin/drivers/described"
 	"faultwin/drivers/refsup"
-	"faultwin/model"
-	"faultwin/supervisors"
+	"faultwin/internal/model"
+	"faultwin/drivers/described/supervisors"
 )
 
 // Options is what any driver may be built from; a driver ignores what it
@@ -51,7 +51,7 @@ func load() {
 			make: func(o Options) drivers.Driver { return refsup.New(o.Bin, o.StateRoot, o.LogDir, o.Bugs) },
 		},
 	}
-	descs, err := described.LoadFS(supervisors.Files, "supervisors/")
+	descs, err := described.LoadFS(supervisors.Files, "drivers/described/supervisors/")
 	if extra := os.Getenv(described.EnvDirs); extra != "" {
 		more, err2 := described.LoadPaths(extra)
 		descs = append(descs, more...)

@@ -1,5 +1,5 @@
 // Package described drives a supervisor faultwin did not write, from a
-// description in YAML (supervisors/*.yaml): the commands that build a
+// description in YAML (drivers/described/supervisors/*.yaml): the commands that build a
 // precondition, start an operation and run the supervisor's own cleanup,
 // the process roles external triggers watch and kill, and the host-global
 // names the supervisor makes. Adding a supervisor means writing such a
@@ -19,7 +19,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // Description is one supervisor, as its file says.

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 func TestPodmanDescriptionParses(t *testing.T) {
-	b, err := os.ReadFile("../../supervisors/podman.yaml")
+	b, err := os.ReadFile("supervisors/podman.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"faultwin/model"
-	"faultwin/triggers"
+	"faultwin/internal/model"
+	"faultwin/drivers/triggers"
 )
 
 // Driver runs one lifetime of a described supervisor for one window. It is

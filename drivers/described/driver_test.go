@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // A supervisor call that hangs is bounded: the harness kills it at the

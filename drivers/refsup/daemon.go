@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // daemon is `refsup serve` running under `refsup subreaper`, as a daemon

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"faultwin/model"
-	"faultwin/triggers"
+	"faultwin/internal/model"
+	"faultwin/drivers/triggers"
 )
 
 // externalPoints are instants seen from outside refsup, for the twins of

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"faultwin/fixtures/refsup/api"
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // Sessions implements drivers.Recoverer: the first cold session is the one

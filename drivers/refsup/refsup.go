@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 
 	"golang.org/x/sys/unix"
 )

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"faultwin/fixtures/refsup/faults"
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // Name is the driver's name in window definitions and rows.

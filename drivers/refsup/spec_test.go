@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"faultwin/fixtures/refsup/faults"
-	"faultwin/model"
+	"faultwin/internal/model"
 )
 
 // TestFaultSyntaxMatchesSupervisor: what the driver arms is what refsup's

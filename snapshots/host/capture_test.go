@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

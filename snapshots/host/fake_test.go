@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

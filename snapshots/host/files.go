@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

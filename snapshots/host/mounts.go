@@ -12,7 +12,7 @@ import (
 	"github.com/moby/sys/mountinfo"
 	"github.com/prometheus/procfs"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

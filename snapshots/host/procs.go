@@ -15,7 +15,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

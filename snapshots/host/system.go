@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/moby/sys/mountinfo"
 
 	"faultwin/criteria"
-	"faultwin/model"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )

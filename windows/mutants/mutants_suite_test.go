@@ -23,8 +23,8 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/criteria/matchers"
-	"faultwin/model"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/windows/runner"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 	"faultwin/windows/suite"

@@ -11,9 +11,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"faultwin/model"
-	"faultwin/review"
-	"faultwin/runner"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+	"faultwin/windows/runner"
 	"faultwin/windows/suite"
 )
 

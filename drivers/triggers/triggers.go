@@ -1,0 +1,378 @@
+// Package triggers kills processes of a run at instants defined from the
+// outside, with no hook inside the target: it watches process creation
+// through procfs and kills by (pid, start time) through a pidfd, so a fault
+// can land inside a tool the supervisor runs (criu, conmon, runc) and not
+// only at the points the supervisor itself reports.
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"faultwin/internal/model"
+)
+
+// Operation names the operation's own process in Plan.Watch and Plan.Kill,
+// and its start as the watched event.
+const Operation = "operation"
+
+// PollInterval is the time between two looks at the process table.
+const PollInterval = time.Millisecond
+
+// DefaultGoneWait bounds the wait for a victim's exit when the plan sets
+// none: a SIGKILLed process that outlives it is stuck in the kernel.
+const DefaultGoneWait = 2 * time.Second
+
+// ErrPlan is wrapped by every error Start returns for a plan it cannot arm.
+var ErrPlan = errors.New("triggers: invalid plan")
+
+// Role is a kind of process of the run a trigger can watch or kill.
+type Role struct {
+	Name  string   // "criu", "conmon", "runc", "podman", "supervisor"
+	Comms []string // exact /proc/<pid>/comm values that make a process this role
+	// Argv words must each be an element of the process's argv too, so two
+	// roles can share a comm ("podman container cleanup" vs the operation).
+	Argv []string
+	// Parent comms: the process's parent (when it was first seen) must have
+	// one of them. A supervisor may run the same tool for a quick probe
+	// (podman runs `criu` to read its version) and for the real work (runc
+	// runs the CRIU that restores); the parent tells them apart.
+	Parent []string
+	// Top: when several processes of the run have the role, kill only those
+	// whose parent has not the same role (CRIU's top process, not its
+	// restorer forks). Without it every live process of the role is killed.
+	Top bool
+}
+
+// Plan is one armed trigger.
+type Plan struct {
+	// Run: a process is the run's when its environment has
+	// FAULTWIN_RUN=<Run>, or a /proc/<pid>/cgroup line lies under
+	// /faultwin/<Run>/, or it descends (through the parents it had when
+	// first seen) from the operation's process.
+	Run   string
+	Roles []Role
+	// Watch is the role whose first appearance starts the clock; Operation:
+	// the operation's own start (the call to Start).
+	Watch string
+	Delay time.Duration // after the watched event
+	// Kill lists the roles to kill, in this order; Operation: the
+	// operation's own process.
+	Kill []string
+	// Within: give up when the watched role has not appeared by then
+	// (fault not fired). Zero: no bound but the context and Stop.
+	Within time.Duration
+	// GoneWait bounds the wait for each victim to be seen gone after its
+	// SIGKILL, before the next role is killed; zero: DefaultGoneWait.
+	GoneWait time.Duration
+}
+
+// Appearance is the first process of the run seen with a role.
+type Appearance struct {
+	Role string
+	model.PID
+	Comm string
+	At   time.Time
+}
+
+// Result is what a trigger did.
+type Result struct {
+	Start    time.Time    // when Start was called (the operation's start)
+	Appeared []Appearance // first appearance of each role, in order
+	Fired    bool
+	FiredAt  time.Time
+	// Victims are in kill order; Err is set when a role had no live process
+	// of the run at the kill, or the kill was refused or failed.
+	Victims []model.Victim
+	// Present is the run's processes at the kill, "comm pid" sorted by pid:
+	// the target's state when the kill landed.
+	Present []string
+	Reason  string // why it did not fire, when it did not
+}
+
+// Watcher is one running trigger.
+type Watcher struct {
+	plan     Plan
+	op       model.PID
+	ctx      context.Context
+	sc       *scanner
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	res      Result
+	watch    int // role index of Plan.Watch; -1: Operation
+	kill     []int
+}
+
+// Start begins watching now; op is the operation's process (its pid and
+// start time; zero when the operation is not a process the caller started).
+func Start(ctx context.Context, p Plan, op model.PID) (*Watcher, error) {
+	start := time.Now()
+	roles, watch, kill, err := check(p, op)
+	if err != nil {
+		return nil, err
+	}
+	if p.GoneWait <= 0 {
+		p.GoneWait = DefaultGoneWait
+	}
+	sc, err := newScanner("/proc", p.Run, op, roles)
+	if err != nil {
+		return nil, err
+	}
+	w := &Watcher{
+		plan: p, op: op, ctx: ctx, sc: sc, watch: watch, kill: kill,
+		stop: make(chan struct{}), done: make(chan struct{}),
+		res: Result{Start: start},
+	}
+	go w.loop()
+	return w, nil
+}
+
+// check validates p and returns the roles with their comms truncated as the
+// kernel truncates them, and Watch and Kill as role indexes (-1: Operation).
+func check(p Plan, op model.PID) ([]Role, int, []int, error) {
+	if p.Run == "" && op.PID == 0 {
+		return nil, 0, nil, fmt.Errorf("%w: neither a run nor an operation process to tell the run's processes by", ErrPlan)
+	}
+	roles := make([]Role, len(p.Roles))
+	index := map[string]int{}
+	for i, r := range p.Roles {
+		switch {
+		case r.Name == "" || r.Name == Operation:
+			return nil, 0, nil, fmt.Errorf("%w: role %d is named %q", ErrPlan, i, r.Name)
+		case len(r.Comms) == 0:
+			return nil, 0, nil, fmt.Errorf("%w: role %q has no comm", ErrPlan, r.Name)
+		}
+		if _, dup := index[r.Name]; dup {
+			return nil, 0, nil, fmt.Errorf("%w: role %q named twice", ErrPlan, r.Name)
+		}
+		index[r.Name] = i
+		roles[i] = Role{Name: r.Name, Top: r.Top, Argv: r.Argv, Parent: r.Parent}
+		for _, c := range r.Comms {
+			if c == "" {
+				return nil, 0, nil, fmt.Errorf("%w: role %q has an empty comm", ErrPlan, r.Name)
+			}
+			roles[i].Comms = append(roles[i].Comms, c[:min(len(c), commLen)])
+		}
+	}
+	lookup := func(what, name string) (int, error) {
+		if name == Operation {
+			return -1, nil
+		}
+		if i, ok := index[name]; ok {
+			return i, nil
+		}
+		return 0, fmt.Errorf("%w: %s %q is neither %q nor a role of the plan", ErrPlan, what, name, Operation)
+	}
+	watch, err := lookup("watch", p.Watch)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if len(p.Kill) == 0 {
+		return nil, 0, nil, fmt.Errorf("%w: nothing to kill", ErrPlan)
+	}
+	var kill []int
+	for _, k := range p.Kill {
+		i, err := lookup("kill", k)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if i < 0 && op.PID == 0 {
+			return nil, 0, nil, fmt.Errorf("%w: kill %q without an operation process", ErrPlan, Operation)
+		}
+		kill = append(kill, i)
+	}
+	if p.Delay < 0 || p.Within < 0 {
+		return nil, 0, nil, fmt.Errorf("%w: negative delay or bound", ErrPlan)
+	}
+	return roles, watch, kill, nil
+}
+
+// Wait blocks until the trigger fired and its victims were handled, or
+// Within passed, or the context ended, or Stop was called, and returns what
+// happened.
+func (w *Watcher) Wait() Result {
+	<-w.done
+	r := w.res
+	r.Appeared = slices.Clone(r.Appeared)
+	r.Victims = slices.Clone(r.Victims)
+	r.Present = slices.Clone(r.Present)
+	return r
+}
+
+// Finish is for when the operation has returned: the trigger gets up to
+// grace more to fire (its kill roles, a conmon or a CRIU restorer, may
+// outlive the operation), then is stopped; it returns what happened. A
+// trigger that fired returns as soon as its victims are handled.
+func (w *Watcher) Finish(grace time.Duration) Result {
+	t := time.AfterFunc(grace, w.Stop)
+	defer t.Stop()
+	return w.Wait()
+}
+
+// Stop ends the watch early (the operation returned before the trigger
+// fired); Wait then returns Fired=false with a Reason. A trigger already
+// firing finishes its kills.
+func (w *Watcher) Stop() {
+	w.stopOnce.Do(func() { close(w.stop) })
+}
+
+func (w *Watcher) loop() {
+	defer close(w.done)
+	defer w.sc.close()
+	var clock time.Time // the watched event; zero until it happened
+	if w.watch < 0 {
+		clock = w.res.Start
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for {
+		now := time.Now()
+		err := w.sc.scan(now)
+		w.res.Appeared = w.sc.appeared
+		if err != nil {
+			w.res.Reason = err.Error()
+			return
+		}
+		if clock.IsZero() && w.sc.roleSeen[w.watch] {
+			for _, a := range w.sc.appeared {
+				if a.Role == w.plan.Watch {
+					clock = a.At
+				}
+			}
+		}
+		if reason := w.ended(); reason != "" {
+			w.res.Reason = reason
+			return
+		}
+		wait := PollInterval
+		if !clock.IsZero() {
+			left := clock.Add(w.plan.Delay).Sub(now)
+			if left <= 0 {
+				w.fire()
+				return
+			}
+			wait = min(wait, left)
+		} else if w.plan.Within > 0 {
+			left := w.res.Start.Add(w.plan.Within).Sub(now)
+			if left <= 0 {
+				w.res.Reason = fmt.Sprintf("%s did not appear within %v", w.plan.Watch, w.plan.Within)
+				return
+			}
+			wait = min(wait, left)
+		}
+		timer.Reset(wait)
+		select {
+		case <-w.ctx.Done():
+		case <-w.stop:
+		case <-timer.C:
+		}
+	}
+}
+
+// ended returns why the watch must end before firing, or "".
+func (w *Watcher) ended() string {
+	select {
+	case <-w.stop:
+		return "stopped before the trigger fired"
+	default:
+	}
+	if err := w.ctx.Err(); err != nil {
+		return "context ended before the trigger fired: " + err.Error()
+	}
+	return ""
+}
+
+// fire kills the plan's roles in order from the table of the tick just
+// taken, waiting for each victim to be gone before the next role.
+func (w *Watcher) fire() {
+	w.res.Fired = true
+	w.res.FiredAt = time.Now()
+	w.res.Present = w.sc.present()
+	for n, k := range w.kill {
+		name := w.plan.Kill[n]
+		if k < 0 {
+			comm := ""
+			if p := w.sc.procs[w.op.PID]; p != nil && p.id == w.op {
+				comm = p.comm
+			}
+			w.res.Victims = append(w.res.Victims, kill(w.sc, name, w.op, comm, w.plan.GoneWait))
+			continue
+		}
+		targets := w.sc.targets(k)
+		if len(targets) == 0 {
+			w.res.Victims = append(w.res.Victims, model.Victim{Role: name, Err: "no live process of the run had the role at the kill"})
+			continue
+		}
+		for _, p := range targets {
+			w.res.Victims = append(w.res.Victims, kill(w.sc, name, p.id, p.comm, w.plan.GoneWait))
+		}
+	}
+}
+
+// TracePoints renders r for a row: one point per appearance, then one point
+// named point, Fired when the trigger fired, whose note names the victims
+// and the run's processes at the kill (or why it did not fire).
+func (r Result) TracePoints(point string) []model.TracePoint {
+	var out []model.TracePoint
+	for _, a := range r.Appeared {
+		out = append(out, model.TracePoint{
+			Point: "appeared " + a.Role, Time: a.At, PID: a.PID.PID,
+			Note: fmt.Sprintf("appeared %s pid %d (comm %s, start %d)", a.Role, a.PID.PID, a.Comm, a.StartTime),
+		})
+	}
+	if !r.Fired {
+		return append(out, model.TracePoint{Point: point, Time: r.Start, Note: model.NotFiredNote(r.Reason)})
+	}
+	var notes []string
+	pid := 0
+	for _, v := range r.Victims {
+		notes = append(notes, victimNote(v))
+		if pid == 0 && v.Err == "" {
+			pid = v.PID.PID
+		}
+	}
+	notes = append(notes, model.PresentNote(r.Present))
+	return append(out, model.TracePoint{Point: point, Time: r.FiredAt, PID: pid, Fired: true, Note: strings.Join(notes, "; ")})
+}
+
+func victimNote(v model.Victim) string {
+	if v.PID.PID == 0 {
+		return fmt.Sprintf("%s: %s", v.Role, v.Err)
+	}
+	s := fmt.Sprintf("%s pid %d (%s) ", v.Role, v.PID.PID, v.Comm)
+	switch {
+	case v.KilledAt.IsZero():
+		s += "not killed"
+	case v.Gone:
+		s += "killed, gone"
+	default:
+		s += "killed, not seen gone"
+	}
+	if v.Err != "" {
+		s += ": " + v.Err
+	}
+	return s
+}
+
+// Identify returns pid with its start time, the identity a kill checks, for
+// a caller that started the process itself (the operation).
+func Identify(pid int) (model.PID, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return model.PID{}, err
+	}
+	st, err := parseStat(b)
+	if err != nil {
+		return model.PID{}, err
+	}
+	return model.PID{PID: pid, StartTime: st.start}, nil
+}

@@ -1,0 +1,67 @@
+package model
+
+// Point is a fault point a driver publishes: where its supervisor can be
+// killed, and what a window must say to arm it there.
+type Point struct {
+	Name      string `json:"name"`      // "restore.after_overlay"
+	Operation string `json:"operation"` // the only operation that passes it
+	// Timed points are armed with a delay after CRIU starts (delays_ms).
+	Timed bool `json:"timed,omitempty"`
+	// CRIU is set where CRIU runs at the point, so killing CRIU's top
+	// process first (kill: criu_first) means something.
+	CRIU bool `json:"criu,omitempty"`
+	// FailRestore points are reached only by a restore made to fail, and a
+	// restore made to fail reaches no other point a window may name.
+	FailRestore bool   `json:"fail_restore,omitempty"`
+	Desc        string `json:"desc,omitempty"`
+	// External points are instants seen from outside the supervisor: the
+	// clock starts when the Watch role appears ("operation": when the
+	// operation starts), runs the window's delay, and the Kill roles are
+	// SIGKILLed in order. Empty for points compiled into the supervisor.
+	Watch string   `json:"watch,omitempty"`
+	Kill  []string `json:"kill,omitempty"`
+}
+
+// External reports whether p is an external trigger point.
+func (p Point) External() bool { return p.Watch != "" }
+
+// WatchOperation is the Watch of an external point whose clock starts with
+// the operation itself; as a Kill role it names the operation's process.
+const WatchOperation = "operation"
+
+// HostNames is what a supervisor makes under host-global names, as globs
+// (path.Match), for the snapshots to see and the criteria to judge. See
+// snapshots.Roots for how each is used.
+type HostNames struct {
+	Links  []string
+	Netns  []string
+	Chains []string
+	Shared []string // finding-key globs kept by design for all runs
+}
+
+// DriverSpec is what a driver publishes about its supervisor, so the loader
+// can check a window against the driver it names without knowing any driver.
+type DriverSpec struct {
+	Name       string   // "refsup"
+	Operations []string // operations a window can interrupt
+	Points     []Point  // every point a window may name
+	// Precondition says what op needs that pre lacks ("" when nothing), and
+	// how to fix it: the armed operation must have something to act on.
+	Precondition func(op string, pre Precondition) (problem, fix string)
+	// Names are the supervisor's host-global names (none for refsup, whose
+	// names follow the run naming rules).
+	Names HostNames
+	// Source is where the spec was described ("drivers/described/supervisors/podman.yaml"),
+	// empty for a driver written in Go.
+	Source string
+}
+
+// Point returns the point named name.
+func (d DriverSpec) Point(name string) (Point, bool) {
+	for _, p := range d.Points {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Point{}, false
+}

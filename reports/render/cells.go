@@ -1,0 +1,137 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+)
+
+// evidenceRunes bounds the evidence quoted in a cell: enough to tell a
+// criu restorer from a leftover link, short enough for a table.
+const evidenceRunes = 48
+
+// shortText is a cell's text: PASS; FAIL with its false criteria and the
+// first evidence line of the first; INVALID or ERROR with the reason.
+func shortText(c Cell) string {
+	switch c.Status {
+	case model.StatusPass:
+		return model.StatusPass
+	case model.StatusFail:
+		s := model.StatusFail
+		if len(c.Failed) > 0 {
+			s += ": " + strings.Join(c.Failed, ", ")
+		}
+		if ev := firstEvidence(c); ev != "" {
+			s += " (" + review.Cut(ev, evidenceRunes) + ")"
+		}
+		return s
+	case model.StatusInvalid, model.StatusError:
+		return c.Status + ": " + review.Cut(c.Row.Reason, evidenceRunes+12)
+	}
+	return "UNKNOWN STATUS " + strconv.Quote(c.Status)
+}
+
+// firstEvidence is the first evidence line of the first false criterion.
+func firstEvidence(c Cell) string {
+	for _, r := range c.Results {
+		if r.Judged && !r.Pass && len(r.Evidence) > 0 {
+			return r.Evidence[0]
+		}
+	}
+	return ""
+}
+
+// label is a row's verdict without evidence, for comparing files: the
+// status, and for a FAIL which criteria were false.
+func label(c Cell) string {
+	if c.Status == model.StatusFail && len(c.Failed) > 0 {
+		return "FAIL: " + strings.Join(c.Failed, ", ")
+	}
+	return c.Status
+}
+
+// Comparison lists the windows whose verdict differs between two files.
+type Comparison struct {
+	A, B    string
+	Changed []Change
+	Same    int // windows present in both with the same verdict
+}
+
+// Change is one window's verdict in A and in B ("not run" when absent).
+type Change struct {
+	Window string
+	A, B   string
+}
+
+// NotRun is the verdict of a window a file has no row for.
+const NotRun = "not run"
+
+// compareFiles compares each window's verdict in a and b. A window's
+// verdict in a file is its label when all its rows share one ("PASS"),
+// else every label with its count in first-seen order ("19× PASS, 1×
+// FAIL: P1"), so a soak compares with a soak and a flake shows as a change.
+func compareFiles(a, b File) *Comparison {
+	va, vb := verdicts(a), verdicts(b)
+	cmp := &Comparison{A: a.Path, B: b.Path}
+	ids := map[string]bool{}
+	for id := range va {
+		ids[id] = true
+	}
+	for id := range vb {
+		ids[id] = true
+	}
+	for _, id := range sortedIDs(ids) {
+		x, y := orNotRun(va[id]), orNotRun(vb[id])
+		if x == y {
+			cmp.Same++
+			continue
+		}
+		cmp.Changed = append(cmp.Changed, Change{Window: id, A: x, B: y})
+	}
+	return cmp
+}
+
+func orNotRun(s string) string {
+	if s == "" {
+		return NotRun
+	}
+	return s
+}
+
+func verdicts(f File) map[string]string {
+	type tally struct {
+		order  []string
+		counts map[string]int
+	}
+	by := map[string]*tally{}
+	for _, row := range f.Rows {
+		t := by[row.Window.ID]
+		if t == nil {
+			t = &tally{counts: map[string]int{}}
+			by[row.Window.ID] = t
+		}
+		l := label(Cell{Status: row.Status, Failed: review.FailedCriteria(row)})
+		if t.counts[l] == 0 {
+			t.order = append(t.order, l)
+		}
+		t.counts[l]++
+	}
+	out := map[string]string{}
+	for id, t := range by {
+		if len(t.order) == 1 {
+			out[id] = t.order[0]
+			continue
+		}
+		parts := make([]string, len(t.order))
+		for i, l := range t.order {
+			parts[i] = fmt.Sprintf("%d× %s", t.counts[l], l)
+		}
+		out[id] = strings.Join(parts, ", ")
+	}
+	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

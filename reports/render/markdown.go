@@ -1,0 +1,258 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"faultwin/criteria"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+)
+
+// LandingRule explains the landing table.
+const LandingRule = "Rows of windows killed from outside, grouped by the run's processes (comm ×count) the trigger saw at the kill: where the kill landed decides what it can leave. Rows from every file given are counted together."
+
+// GroupingRule explains the columns in every report.
+const GroupingRule = "A run (a column) is a stretch of consecutive rows of one file, under one harness commit, in which no window repeats: each pass of a soak is one run, each `faultwin run` appended to a file is one run."
+
+// Markdown writes the report: files and whether their evidence verifies,
+// the runs, the verdict table (windows by runs), each file's summary with
+// load averages, the changes between two files when comparing, and the
+// criteria and evidence of every row that did not pass.
+func Markdown(w io.Writer, r *Report) error {
+	m := &mdWriter{w: w}
+	m.line("# faultwin report")
+	m.line("")
+	m.line(GroupingRule + " " + review.RateRule + ".")
+	m.files(r)
+	m.problems(r)
+	m.runs(r)
+	m.verdicts(r)
+	m.compare(r)
+	m.summaries(r)
+	m.landings(r)
+	m.details(r)
+	return m.err
+}
+
+type mdWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (m *mdWriter) line(format string, a ...any) {
+	if m.err == nil {
+		_, m.err = fmt.Fprintf(m.w, format+"\n", a...)
+	}
+}
+
+// row writes one table row, escaping each cell.
+func (m *mdWriter) row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = mdCell(c)
+	}
+	m.line("| %s |", strings.Join(cells, " | "))
+}
+
+func (m *mdWriter) head(cells ...string) {
+	m.row(cells...)
+	seps := make([]string, len(cells))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	m.line("|%s|", strings.Join(seps, "|"))
+}
+
+// mdCell keeps a value inside its table cell: no pipe, no line break.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func code(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+
+func (m *mdWriter) files(r *Report) {
+	m.line("")
+	m.line("## Files")
+	m.line("")
+	m.head("File", "Rows", "Chain", "Replay", "Last hash")
+	for _, f := range r.Files {
+		chain, replay := "ok", "agrees"
+		if f.Replay.Chain != nil {
+			chain = "BROKEN"
+		}
+		if f.Replay.ReadErr != nil {
+			chain += ", UNREADABLE TAIL"
+		}
+		if n := len(f.Replay.Diffs); n > 0 {
+			replay = "DISAGREES: " + plural(n, "difference", "differences")
+		}
+		m.row(code(f.Path), itoa(len(f.Rows)), chain, replay, code(shortHash(f.Replay.Last)))
+	}
+}
+
+func (m *mdWriter) problems(r *Report) {
+	if len(r.Problems) == 0 {
+		return
+	}
+	m.line("")
+	m.line("## Evidence that does not verify")
+	m.line("")
+	for _, p := range r.Problems {
+		m.line("- %s", mdCell(p))
+	}
+}
+
+func (m *mdWriter) runs(r *Report) {
+	m.line("")
+	m.line("## Runs")
+	m.line("")
+	m.head("Run", "File", "Pass", "Commit", "Started (UTC)", "Rows", "PASS", "FAIL", "INVALID", "ERROR", "Load before (1 min) min / median / max")
+	for _, run := range r.Runs {
+		commit := shortHash(run.Commit)
+		if run.Dirty {
+			commit += " (dirty)"
+		}
+		rs := 0
+		for _, n := range run.Counts {
+			rs += n
+		}
+		m.row(itoa(run.N), code(run.File), itoa(run.Pass), code(commit), stamp(run), itoa(rs),
+			itoa(run.Counts[model.StatusPass]), itoa(run.Counts[model.StatusFail]),
+			itoa(run.Counts[model.StatusInvalid]), itoa(run.Counts[model.StatusError]), spread(run.Load))
+	}
+}
+
+func (m *mdWriter) verdicts(r *Report) {
+	m.line("")
+	m.line("## Verdicts")
+	m.line("")
+	head := []string{"Window"}
+	for _, run := range r.Runs {
+		head = append(head, "Run "+itoa(run.N))
+	}
+	m.head(head...)
+	for _, id := range r.Windows {
+		cells := []string{windowName(r, id)}
+		for _, run := range r.Runs {
+			c, ok := r.Cell(id, run.N)
+			switch {
+			case !ok:
+				cells = append(cells, "–")
+			case len(c.Diffs) > 0:
+				cells = append(cells, c.Short+" [replay disagrees]")
+			default:
+				cells = append(cells, c.Short)
+			}
+		}
+		m.row(cells...)
+	}
+}
+
+func windowName(r *Report, id string) string {
+	if r.Unregistered[id] {
+		return id + " (unregistered)"
+	}
+	return id
+}
+
+func (m *mdWriter) compare(r *Report) {
+	c := r.Compare
+	if c == nil {
+		return
+	}
+	m.line("")
+	m.line("## Changes from %s to %s", code(c.A), code(c.B))
+	m.line("")
+	if len(c.Changed) == 0 {
+		m.line("No window's verdict changed (%d windows compared).", c.Same)
+		return
+	}
+	m.line("%d windows changed, %d kept their verdict.", len(c.Changed), c.Same)
+	m.line("")
+	m.head("Window", "A", "B")
+	for _, ch := range c.Changed {
+		m.row(ch.Window, ch.A, ch.B)
+	}
+}
+
+func (m *mdWriter) summaries(r *Report) {
+	for _, s := range r.Summaries {
+		m.line("")
+		m.line("## Summary of %s", code(s.Path))
+		m.line("")
+		m.line("Load before each window (1-minute average), min / median / max over the file: %s.", spread(s.Load))
+		m.line("")
+		m.head("Window", "Pass", "95% Wilson", "FAIL", "INVALID", "ERROR", "False criteria", "Load before min / median / max", "Median time")
+		for _, w := range s.Sums {
+			interval := "no measurement"
+			if w.Measured() > 0 {
+				interval = fmt.Sprintf("[%.2f, %.2f]", w.Lo, w.Hi)
+			}
+			m.row(windowName(r, w.Window), fmt.Sprintf("%d/%d", w.Pass, w.Measured()), interval, itoa(w.Fail),
+				itoa(w.Invalid), itoa(w.Error), failedTally(w.Failed), spread(w.Load), fmt.Sprintf("%.1fs", w.Seconds.Median))
+		}
+	}
+}
+
+// landings prints, per window killed from outside, its rows grouped by the
+// run's processes its trigger saw at the kill.
+func (m *mdWriter) landings(r *Report) {
+	if len(r.Landings) == 0 {
+		return
+	}
+	m.line("")
+	m.line("## Where the external kills landed")
+	m.line("")
+	m.line("%s", LandingRule)
+	m.line("")
+	m.head("Window", "Processes of the run at the kill", "Rows", "Outcomes")
+	for _, l := range r.Landings {
+		for _, s := range l.States {
+			m.row(windowName(r, l.Window), s.Present, itoa(s.Rows), failedTally(s.Outcomes))
+		}
+	}
+}
+
+// details prints, for every row that did not pass or does not replay, its
+// reason and every criterion with its evidence, as criteria.Explain does.
+func (m *mdWriter) details(r *Report) {
+	first := true
+	for _, run := range r.Runs {
+		for _, id := range r.Windows {
+			c, ok := r.Cell(id, run.N)
+			if !ok || (c.Status == model.StatusPass && len(c.Diffs) == 0) {
+				continue
+			}
+			if first {
+				m.line("")
+				m.line("## Rows that did not pass")
+				first = false
+			}
+			m.line("")
+			m.line("### %s, run %d: %s", id, run.N, c.Status)
+			m.line("")
+			m.line("%s row %d, fault %s, reason: %s", code(c.File), c.Line, code(c.Row.Window.Fault.String()), mdCell(c.Row.Reason))
+			for _, d := range c.Diffs {
+				m.line("")
+				m.line("**Replay disagrees:** %s", mdCell(d.String()))
+			}
+			m.line("")
+			m.line("```text")
+			if c.Results == nil {
+				m.line("(recorded criteria do not decode)")
+			}
+			for _, res := range c.Results {
+				m.line("%s", strings.TrimRight(explain(res), "\n"))
+			}
+			m.line("```")
+		}
+	}
+}
+
+// explain is criteria.ExplainResult with the fence kept intact.
+func explain(r criteria.Result) string {
+	return strings.ReplaceAll(criteria.ExplainResult(r), "```", "'''")
+}

@@ -1,0 +1,193 @@
+// Package render turns rows into reports a reviewer reads: Markdown for
+// commits and reviews, and one self-contained HTML page (a heatmap of
+// windows by runs whose every cell opens that row's criteria and evidence).
+//
+// Columns are runs. Rows do not record which invocation wrote them, so a
+// run is recovered from each file with review.Passes: a stretch of
+// consecutive rows of one file, under one harness commit, in which no
+// window repeats. Each pass of a soak is one run; each `faultwin run`
+// appended to a file is one run; files are never merged into one column.
+// Columns are numbered 1..N across the report in the order the files were
+// given.
+//
+// Nothing here reads the host: the report is a function of the rows, and
+// every file is replayed first so a report never presents evidence that
+// does not verify without saying so.
+package render
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"faultwin/criteria"
+	"faultwin/internal/model"
+	"faultwin/reports/review"
+	"faultwin/reports/rows"
+)
+
+// File is one JSONL file and its replay.
+type File struct {
+	Path   string
+	Rows   []rows.Row
+	Replay review.FileReplay
+}
+
+// Load reads and replays each path. A file that cannot be read to its end
+// is kept with the rows before the bad line; its replay says why.
+func Load(paths []string) []File {
+	out := make([]File, 0, len(paths))
+	for _, p := range paths {
+		f := review.ReplayFile(p)
+		out = append(out, File{Path: p, Rows: f.Rows, Replay: f})
+	}
+	return out
+}
+
+// FromRows makes a File of rows already in memory, replaying them under
+// the name path.
+func FromRows(path string, rs []rows.Row) File {
+	return File{Path: path, Rows: rs, Replay: review.ReplayRows(path, rs)}
+}
+
+// Run is one column of the report.
+type Run struct {
+	N        int // 1-based, across the report
+	File     string
+	Pass     int // 1-based within its file
+	Commit   string
+	Dirty    bool
+	Started  time.Time // the first row's start
+	Finished time.Time // the last row's finish
+	Counts   map[string]int
+	Load     review.Spread // 1-minute load average before each window
+}
+
+// Cell is one row, placed at its window and run.
+type Cell struct {
+	ID      string // "d-<run>-<window>": unique, usable as an HTML id
+	Window  string
+	Run     int
+	File    string
+	Line    int // 1-based row number in File
+	Row     rows.Row
+	Status  string
+	Short   string // the cell's text: "FAIL: P1 (pid 4242 …)"
+	Failed  []string
+	Results []criteria.Result // nil if the recorded criteria do not decode
+	Diffs   []review.Difference
+}
+
+// Report is everything the renderers print.
+type Report struct {
+	Files        []File
+	Runs         []Run
+	Windows      []string                // natural order
+	Cells        map[string]map[int]Cell // window -> run -> cell
+	Unregistered map[string]bool         // a row of the window records an unregistered definition
+	Summaries    []FileSummary
+	Landings     []review.Landing // externally killed windows by the state their kills found, over every file
+	Compare      *Comparison      // set by Build when compare is true
+	Problems     []string         // evidence that does not verify, one line each
+	Counts       map[string]int
+}
+
+// FileSummary is the per-window summary of one file's rows.
+type FileSummary struct {
+	Path string
+	Sums []review.WindowSummary
+	Load review.Spread
+}
+
+// Cell returns the cell of window in run n.
+func (r *Report) Cell(window string, n int) (Cell, bool) {
+	c, ok := r.Cells[window][n]
+	return c, ok
+}
+
+// Build lays files out as runs and cells. With compare, files must be two
+// (A and B) and Report.Compare lists the windows whose verdict changed.
+func Build(files []File, compare bool) *Report {
+	r := &Report{Files: files, Cells: map[string]map[int]Cell{}, Unregistered: map[string]bool{}, Counts: map[string]int{}}
+	seen := map[string]bool{}
+	for _, f := range files {
+		r.problems(f)
+		diffs := map[int][]review.Difference{}
+		for _, d := range f.Replay.Diffs {
+			diffs[d.Row] = append(diffs[d.Row], d)
+		}
+		passes := review.Passes(f.Rows)
+		first := len(r.Runs)
+		var loads [][]float64
+		for i, row := range f.Rows {
+			k := first + passes[i] - 1
+			if k == len(r.Runs) {
+				r.Runs = append(r.Runs, Run{N: k + 1, File: f.Path, Pass: passes[i], Commit: row.Run.Commit,
+					Dirty: row.Run.Dirty, Started: row.Run.Started, Counts: map[string]int{}})
+				loads = append(loads, nil)
+			}
+			run := &r.Runs[k]
+			run.Finished = row.Run.Finished
+			run.Counts[row.Status]++
+			r.Counts[row.Status]++
+			loads[k-first] = append(loads[k-first], row.Host.LoadBefore[0])
+			id := row.Window.ID
+			if !seen[id] {
+				seen[id] = true
+				r.Windows = append(r.Windows, id)
+				r.Cells[id] = map[int]Cell{}
+			}
+			if !row.Registration.Registered {
+				r.Unregistered[id] = true
+			}
+			r.Cells[id][run.N] = newCell(row, run.N, f.Path, i+1, diffs[i+1])
+		}
+		for j, l := range loads {
+			r.Runs[first+j].Load = review.SpreadOf(l)
+		}
+		all := make([]float64, 0, len(f.Rows))
+		for _, row := range f.Rows {
+			all = append(all, row.Host.LoadBefore[0])
+		}
+		r.Summaries = append(r.Summaries, FileSummary{Path: f.Path, Sums: review.Summarize(f.Rows), Load: review.SpreadOf(all)})
+	}
+	sort.Slice(r.Windows, func(i, j int) bool { return model.CompareIDs(r.Windows[i], r.Windows[j]) < 0 })
+	var every []rows.Row
+	for _, f := range files {
+		every = append(every, f.Rows...)
+	}
+	var errs []error
+	r.Landings, errs = review.Landings(every)
+	for _, err := range errs {
+		r.Problems = append(r.Problems, "where the kill landed: "+err.Error())
+	}
+	if compare && len(files) == 2 {
+		r.Compare = compareFiles(files[0], files[1])
+	}
+	return r
+}
+
+// problems collects what makes a file's evidence untrustworthy.
+func (r *Report) problems(f File) {
+	if f.Replay.ReadErr != nil {
+		r.Problems = append(r.Problems, "unreadable past row "+itoa(len(f.Rows))+": "+f.Replay.ReadErr.Error())
+	}
+	if f.Replay.Chain != nil {
+		r.Problems = append(r.Problems, f.Replay.Chain.Error())
+	}
+	for _, d := range f.Replay.Diffs {
+		r.Problems = append(r.Problems, d.String())
+	}
+}
+
+func newCell(row rows.Row, run int, file string, line int, diffs []review.Difference) Cell {
+	c := Cell{ID: "d-" + itoa(run) + "-" + row.Window.ID, Window: row.Window.ID, Run: run, File: file, Line: line,
+		Row: row, Status: row.Status, Diffs: diffs}
+	var rs []criteria.Result
+	if json.Unmarshal(row.Criteria, &rs) == nil {
+		c.Results = rs
+	}
+	c.Failed = review.FailedCriteria(row)
+	c.Short = shortText(c)
+	return c
+}

@@ -1,0 +1,93 @@
+package definitions
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"faultwin/internal/model"
+)
+
+// crossCheck applies the rules that tie fields together. It runs only on a
+// family whose fields each parsed, so every value here is known to be valid.
+func crossCheck(p *problems, f *family, fields fieldNodes) {
+	pt, _ := f.spec.Point(f.Point)
+	line := func(name string) int {
+		if n := fields[name]; n != nil {
+			return n.Line
+		}
+		return f.line
+	}
+	if pt.Operation != f.Operation {
+		p.addf(line("point"), "point", fmt.Sprintf("use a %s.* point or operation: %s", f.Operation, pt.Operation),
+			"%s is passed by operation %s, not %s", f.Point, pt.Operation, f.Operation)
+	}
+	switch {
+	case pt.Timed && len(f.Delays) == 0:
+		p.addf(line("point"), "delays_ms", "add delays_ms: [30, 80, ...]", "%s is a timed point and needs delays", f.Point)
+	case !pt.Timed && len(f.Delays) > 0:
+		p.addf(line("delays_ms"), "delays_ms", "remove delays_ms or use a timed point ("+pointsWhere(f.spec, func(p model.Point) bool { return p.Timed })+")", "%s is not a timed point", f.Point)
+	}
+	if (f.Kill == model.KillCRIUFirst || f.Kill == model.KillCRIUHeld) && !pt.CRIU {
+		p.addf(line("kill"), "kill", "use kill: supervisor, or a point where CRIU runs ("+pointsWhere(f.spec, func(p model.Point) bool { return p.CRIU })+")", "CRIU is not running at %s, so it cannot be killed first or held", f.Point)
+	}
+	checkRecovery(p, f, line)
+	if pt.FailRestore != f.Pre.FailRestore {
+		if pt.FailRestore {
+			p.addf(line("precondition"), "precondition.fail_restore", "set fail_restore: true", "%s is reached only by a restore made to fail", f.Point)
+		} else {
+			p.addf(line("precondition"), "precondition.fail_restore", "remove fail_restore or use point restore.failed_teardown", "a restore made to fail never reaches %s", f.Point)
+		}
+	}
+	if f.spec.Precondition != nil {
+		if msg, fix := f.spec.Precondition(f.Operation, f.Pre); msg != "" {
+			p.add(line("precondition"), "precondition", msg, fix)
+		}
+	}
+	if !slices.Contains(f.Criteria, model.F1) {
+		p.add(line("criteria"), "criteria", "F1 is missing: without it a window whose fault never fired could pass", "add F1")
+	}
+}
+
+func pointsWhere(spec model.DriverSpec, keep func(model.Point) bool) string {
+	var out []string
+	for _, name := range windowPoints(spec) {
+		if pt, _ := spec.Point(name); keep(pt) {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkRecovery ties the recovery parts together: R1..R4 judge what only a
+// restarted supervisor's settle records, and a second death is a point of
+// that settle.
+func checkRecovery(p *problems, f *family, line func(string) int) {
+	rec := model.IsRecovery(f.Operation)
+	for _, c := range f.Criteria {
+		if strings.HasPrefix(c, "R") && !rec {
+			p.addf(line("criteria"), "criteria", "remove "+c+", or use operation hibernate or save", "%s judges a settle, and operation %s has none", c, f.Operation)
+			return
+		}
+	}
+	if f.SecondDeath == "" {
+		return
+	}
+	if !rec {
+		p.addf(line("second_death"), "second_death", "remove it, or use operation hibernate or save", "operation %s has no settle to die in", f.Operation)
+		return
+	}
+	if pt, ok := f.spec.Point(f.SecondDeath); !ok || pt.Operation != "settle" {
+		p.addf(line("second_death"), "second_death", "use one of "+strings.Join(settlePoints(f.spec), ", "), "%s is not a settle point of %s", f.SecondDeath, f.Driver)
+	}
+}
+
+func settlePoints(spec model.DriverSpec) []string {
+	var out []string
+	for _, pt := range spec.Points {
+		if pt.Operation == "settle" {
+			out = append(out, pt.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,328 @@
+// Package runner runs registered fault windows: the eight steps of one
+// window (preflight, decoys, prepare, arm and trigger, death, evidence, two
+// sweeps, evaluation) against a driver, and the rows they produce. The CLI
+// and both ginkgo suites build it the same way, with New and Open.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"faultwin/criteria"
+	"faultwin/drivers"
+	"faultwin/drivers/catalog"
+	"faultwin/internal/model"
+	"faultwin/snapshots"
+	"faultwin/snapshots/host"
+)
+
+// Config is what a runner is built from.
+type Config struct {
+	Bin       string    // the supervisor's binary (refsup)
+	StateRoot string    // where runs keep their state
+	Bugs      []string  // known-bug switches (mutant runs only)
+	LogDir    string    // per-window subdirs for the supervisor's own output
+	Progress  io.Writer // one line per step; nil for quiet
+	// BeforeTrigger, when set, runs between prepare and arm. Mutant specs use
+	// it to make the environment adversarial (a process the sweep cannot
+	// reap); registered windows never set it.
+	BeforeTrigger func(ctx context.Context, sc model.Scope) error
+	// AfterDeath, when set, runs after the death evidence is taken and before
+	// the sweep. Mutant specs use it to keep the ledger a buggy sweep would
+	// lose, so the host can be restored after them.
+	AfterDeath func(ctx context.Context, sc model.Scope) error
+}
+
+// Runner runs windows one at a time. Windows share host-global names (veth
+// numbers, nft tables, X displays), so they are never run concurrently.
+type Runner struct {
+	Config
+	Roots snapshots.Roots
+	// newDriver returns a fresh driver for one window; logDir is a
+	// harness-owned directory for the supervisor's stdout.
+	newDriver func(w model.Window, logDir string) (drivers.Driver, error)
+}
+
+// New returns a runner that drives each window's supervisor through the
+// driver the window names.
+func New(cfg Config) *Runner {
+	return &Runner{
+		Config: cfg,
+		Roots:  snapshots.DefaultRoots(cfg.StateRoot),
+		newDriver: func(w model.Window, logDir string) (drivers.Driver, error) {
+			return catalog.New(driverOf(w), catalog.Options{Bin: cfg.Bin, StateRoot: cfg.StateRoot, LogDir: logDir, Bugs: cfg.Bugs})
+		},
+	}
+}
+
+// Outcome is everything one window produced: the criteria's input (which is
+// all a replay needs), the verdict, logs and step durations.
+type Outcome struct {
+	Input     criteria.Input
+	Verdict   criteria.Verdict
+	Driver    string
+	Logs      map[string]string
+	Durations map[string]float64 // milliseconds per step
+	Host      snapshots.Host
+	// Reclaim is what the last resort removed after a described
+	// supervisor's window (nil for refsup, whose own sweep is all there is).
+	Reclaim  *model.Reclaim
+	Started  time.Time
+	Finished time.Time
+}
+
+// NewRunID returns a fresh run id: "r" and 8 hex digits.
+func NewRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "r" + hex.EncodeToString(b)
+}
+
+// ErrNoWindows is returned when a filter leaves nothing to run: a run that
+// executes zero windows is a failure, not a pass.
+var ErrNoWindows = errors.New("no window selected")
+
+// Run runs window w once and judges it. The returned error is reserved for
+// failures that leave no trustworthy outcome at all; a harness failure
+// inside the window is recorded as HarnessErr, so the row says ERROR
+// instead of vanishing.
+func (r *Runner) Run(ctx context.Context, w model.Window) (*Outcome, error) {
+	o := &Outcome{Durations: map[string]float64{}, Started: time.Now().UTC(), Host: host.Facts()}
+	o.Input.Window, o.Input.Roots = w, r.RootsFor(w)
+	x := &attempt{r: r, ctx: ctx, o: o, in: &o.Input, w: w, run: NewRunID()}
+	x.execute()
+	o.Finished = time.Now().UTC()
+	if l, err := host.LoadAvg(); err == nil {
+		o.Host.LoadAfter = l
+	}
+	o.Verdict = criteria.Evaluate(o.Input)
+	return o, nil
+}
+
+// attempt is one window while it runs: the steps below fill its input.
+type attempt struct {
+	r       *Runner
+	ctx     context.Context
+	o       *Outcome
+	in      *criteria.Input
+	w       model.Window
+	run     string
+	planted *Planted
+	d       drivers.Driver
+}
+
+// execute runs the steps in order. A step that leaves nothing for the next
+// to measure ends the window early; cleanup of what the harness made (the
+// decoys, the driver) runs whatever happened.
+func (x *attempt) execute() {
+	if !x.preflight() || !x.plantDecoys() {
+		return
+	}
+	defer x.removeDecoys()
+	if !x.openDriver() {
+		return
+	}
+	defer x.closeDriver()
+	x.prepareAndTrigger()
+	x.death()
+	x.evidence()
+	x.recover()
+	x.sweeps()
+	x.reuse()
+	x.reclaim()
+}
+
+// step times f under name and returns its error.
+func (x *attempt) step(name string, f func() error) error {
+	t0 := time.Now()
+	err := f()
+	x.o.Durations[name] += float64(time.Since(t0).Microseconds()) / 1000
+	return err
+}
+
+// harness records a failure of the harness itself: the window is ERROR.
+func (x *attempt) harness(what string, err error) {
+	if err != nil {
+		x.in.HarnessErr = joinMsg(x.in.HarnessErr, what+": "+err.Error())
+	}
+}
+
+func (x *attempt) capture(label string, into *snapshots.Snapshot) {
+	x.harness("snapshot "+label, x.step("snapshot_"+label, func() (err error) {
+		*into, err = host.Capture(x.ctx, label, x.in.Roots, x.in.Decoys)
+		return err
+	}))
+}
+
+func (x *attempt) logf(format string, a ...any) {
+	if x.r.Progress != nil {
+		fmt.Fprintf(x.r.Progress, x.w.ID+": "+format+"\n", a...)
+	}
+}
+
+// preflight (step 1): never run on an unclean host. A zombie is already dead
+// and waits only for its parent (often init, after the previous window's
+// supervisor died) to reap it: give that a moment before judging, so a
+// reaping in flight does not read as a leftover.
+func (x *attempt) preflight() bool {
+	x.capture("preflight", &x.in.Preflight)
+	for deadline := time.Now().Add(PreflightZombieWait); x.in.HarnessErr == "" &&
+		OnlyZombies(x.in.Preflight, x.in.Roots) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		x.capture("preflight", &x.in.Preflight)
+	}
+	if x.in.HarnessErr != "" || len(criteria.Leftovers(x.in.Preflight, x.in.Roots)) > 0 {
+		x.logf("host unclean or unreadable; not running")
+		return false
+	}
+	return true
+}
+
+// plantDecoys (step 2).
+func (x *attempt) plantDecoys() bool {
+	err := x.step("decoys", func() (err error) {
+		x.planted, err = Plant(x.r.Roots.StateRoot, x.run)
+		return err
+	})
+	if err != nil {
+		x.harness("planting decoys", err)
+		return false
+	}
+	x.in.Decoys = x.planted.Decoys
+	return true
+}
+
+func (x *attempt) removeDecoys() {
+	x.harness("removing decoys", x.step("decoys_remove", x.planted.Remove))
+}
+
+func (x *attempt) openDriver() bool {
+	d, err := x.r.newDriver(x.w, filepath.Join(x.r.LogDir, x.w.ID+"-"+x.run))
+	if err != nil {
+		x.harness("driver", err)
+		return false
+	}
+	x.d, x.o.Driver = d, d.Name()
+	return true
+}
+
+func (x *attempt) closeDriver() { x.harness("closing driver", x.d.Close()) }
+
+// prepareAndTrigger (steps 3 and 4): build the precondition, then arm the
+// fault for the window's operation and start it. A precondition that was
+// not reached makes the window INVALID, and its cause is the console line.
+func (x *attempt) prepareAndTrigger() {
+	x.logf("prepare %s (run %s)", describePre(x.w.Precondition), x.run)
+	err := x.step("prepare", func() (err error) {
+		x.in.Scope, err = x.d.Prepare(x.ctx, x.run, x.w.Precondition)
+		return err
+	})
+	if err == nil && model.IsRecovery(x.w.Operation) {
+		err = x.identityBefore()
+	}
+	if err == nil && x.r.BeforeTrigger != nil {
+		if err = x.step("before_trigger", func() error { return x.r.BeforeTrigger(x.ctx, x.in.Scope) }); err != nil {
+			x.harness("before trigger", err)
+		}
+	}
+	if err == nil {
+		x.logf("arm %s, trigger %s", x.w.Fault.String(), x.w.Operation)
+		if aerr := x.step("arm", func() error { return x.d.Arm(x.ctx, x.w.Fault) }); aerr != nil {
+			err = fmt.Errorf("arming %s: %w", x.w.Fault.String(), aerr)
+		} else {
+			x.harness("trigger", x.step("trigger", func() error { return x.d.Trigger(x.ctx, x.w.Operation) }))
+		}
+	}
+	if err != nil {
+		x.in.PrepareErr = err.Error()
+		x.logf("precondition not reached: %v", err)
+	}
+}
+
+// death (step 5): reap before anything looks at the host, then read where
+// the fault landed.
+func (x *attempt) death() {
+	x.harness("reap", x.step("reap", func() (err error) {
+		x.in.Death, err = x.d.Reap(x.ctx)
+		return err
+	}))
+	x.harness("trace", x.step("trace", func() (err error) {
+		x.in.Trace, err = x.d.Trace()
+		return err
+	}))
+}
+
+// evidence (step 6): what the death left, before any cleanup.
+func (x *attempt) evidence() {
+	x.capture("after_death", &x.in.AfterDeath)
+	x.harness("ledgered mounts", x.step("ledger", func() (err error) {
+		x.in.LedgeredMounts, err = x.d.LedgeredMounts()
+		return err
+	}))
+	_ = x.step("logs", func() error { x.o.Logs = x.d.Logs(); return nil })
+	if x.r.AfterDeath != nil && x.in.Scope.Run != "" {
+		x.harness("after death", x.r.AfterDeath(x.ctx, x.in.Scope))
+	}
+}
+
+// sweeps (step 7): the supervisor's own sweep, a snapshot, the sweep again
+// (it must be a no-op), a snapshot.
+func (x *attempt) sweeps() {
+	x.logf("sweep")
+	x.harness("sweep 1", x.step("sweep1", func() (err error) {
+		x.in.Sweep1, err = x.d.Sweep(x.ctx)
+		return err
+	}))
+	x.capture("after_sweep", &x.in.AfterSweep)
+	x.harness("sweep 2", x.step("sweep2", func() (err error) {
+		x.in.Sweep2, err = x.d.Sweep(x.ctx)
+		return err
+	}))
+	x.capture("after_sweep2", &x.in.AfterSweep2)
+}
+
+// PreflightZombieWait bounds how long a preflight waits for zombies alone to
+// be reaped before it calls the host unclean. Orphans of a killed supervisor
+// are reaped by init, and some inits (this VM's among them) reap on a timer:
+// a killed orphan was seen to stay a zombie for 7 to 10 s.
+const PreflightZombieWait = 15 * time.Second
+
+// OnlyZombies reports whether s has leftovers and every one of them is a
+// zombie process: without its zombies the snapshot would be clean.
+func OnlyZombies(s snapshots.Snapshot, roots snapshots.Roots) bool {
+	if len(criteria.Leftovers(s, roots)) == 0 {
+		return false
+	}
+	live := s
+	live.Processes = nil
+	for _, p := range s.Processes {
+		if !p.Zombie() {
+			live.Processes = append(live.Processes, p)
+		}
+	}
+	return len(live.Processes) < len(s.Processes) && len(criteria.Leftovers(live, roots)) == 0
+}
+
+func describePre(p model.Precondition) string {
+	s := fmt.Sprintf("cold=%d restored=%d checkpoint=%v", p.Cold, p.Restored, p.Checkpoint)
+	if p.Display {
+		s += " display"
+	}
+	if p.FailRestore {
+		s += " fail_restore"
+	}
+	return s
+}
+
+func joinMsg(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
