@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/windows/definitions"
 	"faultwin/internal/model"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
+	"faultwin/windows/definitions"
 	"faultwin/windows/runner"
 )
 

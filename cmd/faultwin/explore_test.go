@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/windows/definitions"
 	"faultwin/drivers/catalog"
 	"faultwin/reports/review"
+	"faultwin/windows/definitions"
 )
 
 // TestExploreMapsW3 explores a small part of W3 on the real supervisor:

@@ -10,9 +10,9 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
-	"faultwin/windows/runner"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
+	"faultwin/windows/runner"
 )
 
 // runHostcheck tells whether anything of any faultwin run is on the host:

@@ -14,11 +14,11 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
-	"faultwin/reports/review"
 	"faultwin/reports/replaytest"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
-	"faultwin/windows/runner"
 	"faultwin/snapshots"
+	"faultwin/windows/runner"
 )
 
 // pairRunner plays one outcome per (window, pass) pair of the plan it is

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"faultwin/criteria"
-	"faultwin/internal/model"
 	"faultwin/drivers/reclaim"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )

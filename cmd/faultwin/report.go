@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 
 	"faultwin/internal/model"
-	"faultwin/reports/review"
 	"faultwin/reports/render"
+	"faultwin/reports/review"
 )
 
 const reportUsage = `usage: faultwin report [--format md|html] [--out PATH] FILE|DIR...

@@ -14,8 +14,8 @@ import (
 	"faultwin/internal/model"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
-	"faultwin/windows/runner"
 	"faultwin/snapshots/host"
+	"faultwin/windows/runner"
 )
 
 const soakUsage = `usage: faultwin soak [-n 20] [--shard k/n] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]

@@ -14,11 +14,11 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
-	"faultwin/reports/review"
 	"faultwin/reports/replaytest"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
-	"faultwin/windows/runner"
 	"faultwin/snapshots"
+	"faultwin/windows/runner"
 )
 
 // scripted plays back one outcome per call and window, judged by the real

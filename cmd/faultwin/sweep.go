@@ -16,10 +16,10 @@ import (
 
 	"faultwin/drivers/catalog"
 	"faultwin/drivers/described"
-	"faultwin/internal/model"
 	"faultwin/drivers/reclaim"
-	"faultwin/windows/runner"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
+	"faultwin/windows/runner"
 )
 
 // runSweep cleans a host after an interrupted run: it calls each dead run's

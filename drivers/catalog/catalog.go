@@ -15,9 +15,9 @@ import (
 
 	"faultwin/drivers"
 	"faultwin/drivers/described"
+	"faultwin/drivers/described/supervisors"
 	"faultwin/drivers/refsup"
 	"faultwin/internal/model"
-	"faultwin/drivers/described/supervisors"
 )
 
 // Options is what any driver may be built from; a driver ignores what it

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"faultwin/internal/model"
 	"faultwin/drivers/triggers"
+	"faultwin/internal/model"
 )
 
 // Driver runs one lifetime of a described supervisor for one window. It is

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"faultwin/internal/model"
 	"faultwin/drivers/triggers"
+	"faultwin/internal/model"
 )
 
 // externalPoints are instants seen from outside refsup, for the twins of

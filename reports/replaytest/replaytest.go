@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/windows/definitions"
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"
+	"faultwin/windows/definitions"
 )
 
 //go:embed testdata/*.json testdata/windows.yaml

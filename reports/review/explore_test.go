@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"faultwin/criteria"
-	"faultwin/windows/definitions"
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"
+	"faultwin/windows/definitions"
 )
 
 // kill builds the row of one kill of W3 at d ms that landed after point,

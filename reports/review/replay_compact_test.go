@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"faultwin/internal/model"
-	"faultwin/reports/review"
 	"faultwin/reports/replaytest"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
-	"faultwin/reports/review"
 	"faultwin/reports/replaytest"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"
 )

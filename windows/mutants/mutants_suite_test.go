@@ -24,9 +24,9 @@ import (
 	"faultwin/criteria"
 	"faultwin/criteria/matchers"
 	"faultwin/internal/model"
-	"faultwin/windows/runner"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
+	"faultwin/windows/runner"
 	"faultwin/windows/suite"
 )
 

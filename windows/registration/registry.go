@@ -13,9 +13,9 @@ import (
 	"regexp"
 	"strings"
 
-	"faultwin/windows/definitions"
 	"faultwin/internal/gitcmd"
 	"faultwin/internal/model"
+	"faultwin/windows/definitions"
 )
 
 // DefaultDir is where definitions live in the repository when a window does

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/windows/definitions"
 	"faultwin/drivers/refsup"
 	"faultwin/internal/model"
+	"faultwin/windows/definitions"
 )
 
 func family(id, desc string) string {

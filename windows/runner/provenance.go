@@ -7,8 +7,8 @@ import (
 
 	"faultwin/drivers/catalog"
 	"faultwin/internal/gitcmd"
-	"faultwin/windows/registration"
 	"faultwin/reports/rows"
+	"faultwin/windows/registration"
 )
 
 // Provenance is what every row of one invocation shares: the harness's

@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"faultwin/drivers/catalog"
-	"faultwin/internal/model"
 	"faultwin/drivers/reclaim"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"faultwin/windows/definitions"
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
+	"faultwin/windows/definitions"
 )
 
 // LoadWindows loads the window definitions in dir, each checked against the
