@@ -14,6 +14,7 @@ import (
 	"faultwin/criteria"
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
+	"faultwin/internal/strictjson"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"
 	"faultwin/windows/definitions"
@@ -60,9 +61,7 @@ func Input(name string) criteria.Input {
 		panic(err)
 	}
 	var in criteria.Input
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	if err := strictjson.Decode(b, &in, "input"); err != nil {
 		panic(fmt.Sprintf("replaytest: %s: %v", name, err))
 	}
 	in.Window = Window(in.Window.ID)

@@ -9,6 +9,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/internal/strictjson"
 	"faultwin/reports/rows"
 )
 
@@ -155,7 +156,7 @@ func ReplayRow(r rows.Row) []Difference {
 		add("", "window definition hash %s does not match its source (%s): the definition was edited after the run", rows.ShortHash(r.Window.Hash), rows.ShortHash(h))
 	}
 	var in criteria.Input
-	if err := strictDecode(r.Input, &in); err != nil {
+	if err := strictjson.Decode(r.Input, &in, "value"); err != nil {
 		add("", "input does not decode as the criteria's input: %v", err)
 		return ds
 	}
@@ -166,7 +167,7 @@ func ReplayRow(r rows.Row) []Difference {
 		add("", "the input's scope (run %q) is not the row's scope (run %q)", in.Scope.Run, r.Scope.Run)
 	}
 	var recorded []criteria.Result
-	if err := strictDecode(r.Criteria, &recorded); err != nil {
+	if err := strictjson.Decode(r.Criteria, &recorded, "value"); err != nil {
 		add("", "recorded criteria do not decode: %v", err)
 		recorded = nil
 	}
@@ -181,23 +182,6 @@ func ReplayRow(r rows.Row) []Difference {
 		add(d.id, "%s", d.detail)
 	}
 	return ds
-}
-
-// strictDecode refuses unknown fields: a field the criteria do not read
-// would be evidence nobody judged.
-func strictDecode(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		return errors.New("empty")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("data after the value")
-	}
-	return nil
 }
 
 func sameJSON(a, b any) bool {

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"faultwin/internal/strictjson"
 )
 
 // Compact rows. A file whose name ends in ".gz" (results/soak.jsonl.gz) is
@@ -203,7 +205,7 @@ func newBlobStore() *blobStore {
 // it. A blob met again must hold the same content.
 func (s *blobStore) add(line []byte) error {
 	var b blobLine
-	if err := strictJSON(line, &b); err != nil {
+	if err := strictjson.Decode(line, &b, "line's value"); err != nil {
 		return err
 	}
 	rec := b.Blob
@@ -257,7 +259,7 @@ func (s *blobStore) add(line []byte) error {
 // expand decodes a compact row line and rebuilds its Row from the blobs.
 func (s *blobStore) expand(line []byte) (Row, error) {
 	var c compactLine
-	if err := strictJSON(line, &c); err != nil {
+	if err := strictjson.Decode(line, &c, "line's value"); err != nil {
 		return Row{}, err
 	}
 	get := func(what, h string) ([]byte, error) {
@@ -298,18 +300,6 @@ func (s *blobStore) expand(line []byte) (Row, error) {
 	}
 	r.Prev, r.Hash = c.Prev, c.Hash
 	return r, nil
-}
-
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("data after the line's value")
-	}
-	return nil
 }
 
 func tail(b []byte) []byte {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"faultwin/internal/model"
+	"faultwin/internal/strictjson"
 )
 
 // bigLog is a CRIU-like log tail, long enough to be a blob of its own.
@@ -237,7 +238,7 @@ func TestCompactTampering(t *testing.T) {
 		"replaced blob and reference": {func(t *testing.T, ls []string) []string {
 			j := len(ls) - 2 // the last row's line, before the seal
 			var c compactLine
-			if err := strictJSON([]byte(ls[j]), &c); err != nil {
+			if err := strictjson.Decode([]byte(ls[j]), &c, "line's value"); err != nil {
 				t.Fatal(err)
 			}
 			var r Row

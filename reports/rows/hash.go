@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"faultwin/internal/strictjson"
 )
 
 // canonical returns the bytes a row's Hash covers: the row's JSON with Hash
@@ -62,15 +64,7 @@ func roundTrip(r Row) (Row, []byte, error) {
 // decodeRow decodes one row strictly: a field this package does not know
 // would be dropped on re-encoding and break the hash, so it is an error.
 func decodeRow(b []byte, r *Row) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(r); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("data after the row")
-	}
-	return nil
+	return strictjson.Decode(b, r, "row")
 }
 
 // ChainError names the first line of a file that breaks the hash chain.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"faultwin/internal/strictjson"
 )
 
 // A file holds sessions: each invocation that writes rows (a run, a soak, a
@@ -201,13 +203,8 @@ func kindOf(line []byte) lineKind {
 
 // decodeMarker decodes one marker line strictly.
 func decodeMarker(b []byte, m *Marker) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(m); err != nil {
+	if err := strictjson.Decode(b, m, "marker"); err != nil {
 		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("data after the marker")
 	}
 	if (m.Open == nil) == (m.Seal == nil) {
 		return fmt.Errorf("a marker is either open or seal")
