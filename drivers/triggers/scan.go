@@ -48,10 +48,14 @@ type proc struct {
 	// retag is set when its marks could not be read yet: an exec between
 	// taking the new comm and laying out the new environment shows an
 	// empty environ. Its marks are read again while it is hot.
-	retag  bool
-	role   int    // index into the roles; -1: none
-	commFd int    // held open while hot, so a re-read is one pread; -1: none
-	listed uint64 // the tick that last listed it
+	retag bool
+	role  int // index into the roles; -1: none
+	// pending: a member whose comm some role with Holds has, and which has
+	// not that role yet; it is classified again every tick.
+	pending bool
+	initial bool   // listed by the first tick: there before the watch began
+	commFd  int    // held open while hot, so a re-read is one pread; -1: none
+	listed  uint64 // the tick that last listed it
 }
 
 // scanner keeps the process table between ticks so that a tick reads only
@@ -71,12 +75,13 @@ type scanner struct {
 
 	appeared []Appearance
 	roleSeen []bool
+	ph       phaseState
 
 	dents []byte
 	buf   []byte
 }
 
-func newScanner(root string, run string, op model.PID, roles []Role) (*scanner, error) {
+func newScanner(root string, run string, op model.PID, roles []Role, phases []Phase) (*scanner, error) {
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("triggers: open %s: %w", root, err)
@@ -86,15 +91,28 @@ func newScanner(root string, run string, op model.PID, roles []Role) (*scanner, 
 		byComm:   map[string][]int{},
 		procs:    map[int]*proc{},
 		roleSeen: make([]bool, len(roles)),
-		dents:    make([]byte, 64<<10),
-		buf:      make([]byte, 8<<10),
+		ph: phaseState{defs: phases, at: make([]time.Time, len(phases)), why: make([]string, len(phases)),
+			roleLive: make([]bool, len(roles))},
+		dents: make([]byte, 64<<10),
+		buf:   make([]byte, 8<<10),
 	}
 	if run != "" {
 		s.envKey = []byte("\x00" + model.RunEnvKey + "=" + run + "\x00")
 	}
-	for _, withArgv := range []bool{true, false} {
+	// The most specific roles are tried first: those that name what a
+	// process holds, then argv words or parents, then a comm alone.
+	specificity := func(r Role) int {
+		switch {
+		case len(r.Holds) > 0:
+			return 2
+		case len(r.Argv)+len(r.Parent) > 0:
+			return 1
+		}
+		return 0
+	}
+	for _, level := range []int{2, 1, 0} {
 		for i, r := range roles {
-			if (len(r.Argv)+len(r.Parent) > 0) != withArgv {
+			if specificity(r) != level {
 				continue
 			}
 			for _, c := range r.Comms {
@@ -170,6 +188,9 @@ func (s *scanner) scan(now time.Time) error {
 		}
 		keep = append(keep, p)
 		s.recomm(p, now)
+		if p.pending {
+			s.classify(p, now)
+		}
 	}
 	s.hot = keep
 	for _, p := range s.fresh {
@@ -224,7 +245,7 @@ func (s *scanner) list() (int, error) {
 			// hitting the newcomer.
 			p := s.procs[pid]
 			if p == nil {
-				p = &proc{id: model.PID{PID: pid}, role: -1, commFd: -1}
+				p = &proc{id: model.PID{PID: pid}, role: -1, commFd: -1, initial: s.tick == 1}
 				s.procs[pid] = p
 				s.fresh = append(s.fresh, p)
 			}
@@ -332,6 +353,10 @@ func (s *scanner) classify(p *proc, now time.Time) {
 		return
 	}
 	r := s.roleOf(p)
+	p.pending = r < 0 || len(s.roles[r].Holds) == 0
+	if p.pending {
+		p.pending = slices.ContainsFunc(s.byComm[p.comm], func(i int) bool { return len(s.roles[i].Holds) > 0 })
+	}
 	if r < 0 {
 		p.role = -1
 		return
@@ -356,6 +381,9 @@ func (s *scanner) roleOf(p *proc) int {
 			if parent == nil || !slices.Contains(role.Parent, parent.comm) {
 				continue
 			}
+		}
+		if len(role.Holds) > 0 && !s.holds(p.id.PID, role.Holds) {
+			continue
 		}
 		if len(role.Argv) == 0 {
 			return r

@@ -36,7 +36,7 @@ func TestMidExecEnvironReadAgain(t *testing.T) {
 	env := model.RunEnvKey + "=" + run + "\x00"
 	fakeProc(t, root, 99, 1, "runc", env, 500)
 	fakeProc(t, root, 100, 99, "criu", "", 501)
-	s, err := newScanner(root, run, model.PID{}, []Role{{Name: "criu", Comms: []string{"criu"}, Parent: []string{"runc"}}})
+	s, err := newScanner(root, run, model.PID{}, []Role{{Name: "criu", Comms: []string{"criu"}, Parent: []string{"runc"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

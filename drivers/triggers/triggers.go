@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,31 @@ type Role struct {
 	// whose parent has not the same role (CRIU's top process, not its
 	// restorer forks). Without it every live process of the role is killed.
 	Top bool
+	// Holds: the process has one of these paths open, or as its cwd
+	// (path.Match globs on absolute paths). What a process works on tells a
+	// tool's real work from a probe by the same tool: the CRIU that dumps or
+	// restores holds the checkpoint directory, the one runc runs to read
+	// CRIU's version never does. A process of the role's comm is looked at
+	// again every tick until it holds one (it opens them after its start).
+	Holds []string
+}
+
+// Phase is a phase of the operation seen from outside. It is entered by the
+// first event of its kind after the watch began; a phase with no evidence
+// is entered at the operation's start.
+type Phase struct {
+	Name string
+	// Appeared: the role's first appearance.
+	Appeared string
+	// Gone: every process the role had is gone (or a zombie), once it
+	// appeared.
+	Gone string
+	// Forked: a new process of the run whose parent has the role.
+	Forked string
+	// Cgroup: a process of the run in a cgroup whose path matches this
+	// path.Match glob ("/faultwin/r1/libpod-*"), that was not already there
+	// when the watch began.
+	Cgroup string
 }
 
 // Plan is one armed trigger.
@@ -62,7 +88,12 @@ type Plan struct {
 	// Watch is the role whose first appearance starts the clock; Operation:
 	// the operation's own start (the call to Start).
 	Watch string
-	Delay time.Duration // after the watched event
+	// Phases are the operation's phases in order; WatchPhase, when set,
+	// starts the clock when the operation enters that phase (Watch is then
+	// ignored). The result says where the kill landed among them.
+	Phases     []Phase
+	WatchPhase string
+	Delay      time.Duration // after the watched event
 	// Kill lists the roles to kill, in this order; Operation: the
 	// operation's own process.
 	Kill []string
@@ -95,6 +126,9 @@ type Result struct {
 	// the target's state when the kill landed.
 	Present []string
 	Reason  string // why it did not fire, when it did not
+	// Landing is the phases entered up to the kill and the one it landed
+	// in; nil when the plan declares no phases.
+	Landing *model.Landing
 }
 
 // Watcher is one running trigger.
@@ -122,7 +156,7 @@ func Start(ctx context.Context, p Plan, op model.PID) (*Watcher, error) {
 	if p.GoneWait <= 0 {
 		p.GoneWait = DefaultGoneWait
 	}
-	sc, err := newScanner("/proc", p.Run, op, roles)
+	sc, err := newScanner("/proc", p.Run, op, roles, p.Phases)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +188,12 @@ func check(p Plan, op model.PID) ([]Role, int, []int, error) {
 			return nil, 0, nil, fmt.Errorf("%w: role %q named twice", ErrPlan, r.Name)
 		}
 		index[r.Name] = i
-		roles[i] = Role{Name: r.Name, Top: r.Top, Argv: r.Argv, Parent: r.Parent}
+		roles[i] = Role{Name: r.Name, Top: r.Top, Argv: r.Argv, Parent: r.Parent, Holds: r.Holds}
+		for _, g := range r.Holds {
+			if _, err := path.Match(g, "/"); err != nil || !path.IsAbs(g) {
+				return nil, 0, nil, fmt.Errorf("%w: role %q holds %q: not an absolute path.Match glob", ErrPlan, r.Name, g)
+			}
+		}
 		for _, c := range r.Comms {
 			if c == "" {
 				return nil, 0, nil, fmt.Errorf("%w: role %q has an empty comm", ErrPlan, r.Name)
@@ -171,9 +210,15 @@ func check(p Plan, op model.PID) ([]Role, int, []int, error) {
 		}
 		return 0, fmt.Errorf("%w: %s %q is neither %q nor a role of the plan", ErrPlan, what, name, Operation)
 	}
-	watch, err := lookup("watch", p.Watch)
-	if err != nil {
+	if err := checkPhases(p, index); err != nil {
 		return nil, 0, nil, err
+	}
+	watch := -1
+	if p.WatchPhase == "" {
+		var err error
+		if watch, err = lookup("watch", p.Watch); err != nil {
+			return nil, 0, nil, err
+		}
 	}
 	if len(p.Kill) == 0 {
 		return nil, 0, nil, fmt.Errorf("%w: nothing to kill", ErrPlan)
@@ -204,6 +249,10 @@ func (w *Watcher) Wait() Result {
 	r.Appeared = slices.Clone(r.Appeared)
 	r.Victims = slices.Clone(r.Victims)
 	r.Present = slices.Clone(r.Present)
+	if r.Landing == nil && len(w.plan.Phases) > 0 {
+		// Not fired: the phases seen still say how far the operation got.
+		r.Landing = w.sc.landing()
+	}
 	return r
 }
 
@@ -228,7 +277,7 @@ func (w *Watcher) loop() {
 	defer close(w.done)
 	defer w.sc.close()
 	var clock time.Time // the watched event; zero until it happened
-	if w.watch < 0 {
+	if w.watch < 0 && w.plan.WatchPhase == "" {
 		clock = w.res.Start
 	}
 	timer := time.NewTimer(0)
@@ -242,7 +291,14 @@ func (w *Watcher) loop() {
 			w.res.Reason = err.Error()
 			return
 		}
-		if clock.IsZero() && w.sc.roleSeen[w.watch] {
+		w.sc.phases(now, w.res.Start)
+		switch {
+		case !clock.IsZero():
+		case w.plan.WatchPhase != "":
+			if at, ok := w.sc.entered(w.plan.WatchPhase); ok {
+				clock = at
+			}
+		case w.sc.roleSeen[w.watch]:
 			for _, a := range w.sc.appeared {
 				if a.Role == w.plan.Watch {
 					clock = a.At
@@ -264,7 +320,11 @@ func (w *Watcher) loop() {
 		} else if w.plan.Within > 0 {
 			left := w.res.Start.Add(w.plan.Within).Sub(now)
 			if left <= 0 {
-				w.res.Reason = fmt.Sprintf("%s did not appear within %v", w.plan.Watch, w.plan.Within)
+				what := w.plan.Watch + " did not appear"
+				if w.plan.WatchPhase != "" {
+					what = "the operation did not enter phase " + w.plan.WatchPhase
+				}
+				w.res.Reason = fmt.Sprintf("%s within %v", what, w.plan.Within)
 				return
 			}
 			wait = min(wait, left)
@@ -297,6 +357,7 @@ func (w *Watcher) fire() {
 	w.res.Fired = true
 	w.res.FiredAt = time.Now()
 	w.res.Present = w.sc.present()
+	w.res.Landing = w.sc.landing()
 	for n, k := range w.kill {
 		name := w.plan.Kill[n]
 		if k < 0 {
@@ -329,6 +390,11 @@ func (r Result) TracePoints(point string) []model.TracePoint {
 			Note: fmt.Sprintf("appeared %s pid %d (comm %s, start %d)", a.Role, a.PID.PID, a.Comm, a.StartTime),
 		})
 	}
+	if r.Landing != nil {
+		for _, ph := range r.Landing.Seen {
+			out = append(out, model.TracePoint{Point: "phase " + ph.Name, Time: ph.At, Note: ph.Evidence})
+		}
+	}
 	if !r.Fired {
 		return append(out, model.TracePoint{Point: point, Time: r.Start, Note: model.NotFiredNote(r.Reason)})
 	}
@@ -340,8 +406,18 @@ func (r Result) TracePoints(point string) []model.TracePoint {
 			pid = v.PID.PID
 		}
 	}
+	if r.Landing != nil {
+		notes = append(notes, "landed in phase "+orNone(r.Landing.Phase))
+	}
 	notes = append(notes, model.PresentNote(r.Present))
 	return append(out, model.TracePoint{Point: point, Time: r.FiredAt, PID: pid, Fired: true, Note: strings.Join(notes, "; ")})
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none entered)"
+	}
+	return s
 }
 
 func victimNote(v model.Victim) string {

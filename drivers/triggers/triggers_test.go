@@ -494,7 +494,7 @@ func BenchmarkTick(b *testing.B) {
 	for range 5 {
 		spawn(b, run, nil, "/bin/sleep", "60")
 	}
-	sc, err := newScanner("/proc", run, model.PID{}, []Role{{Name: "criu", Comms: []string{"criu"}}})
+	sc, err := newScanner("/proc", run, model.PID{}, []Role{{Name: "criu", Comms: []string{"criu"}}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -523,7 +523,7 @@ func BenchmarkFirstScan(b *testing.B) {
 	needRoot(b)
 	run := newRun(b)
 	for b.Loop() {
-		sc, err := newScanner("/proc", run, model.PID{}, []Role{{Name: "criu", Comms: []string{"criu"}}})
+		sc, err := newScanner("/proc", run, model.PID{}, []Role{{Name: "criu", Comms: []string{"criu"}}}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

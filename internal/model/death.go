@@ -35,6 +35,28 @@ type Death struct {
 	// When set, the fault landed on them and the supervisor itself may have
 	// lived on (a killed criu or conmon): F1 judges their deaths.
 	Victims []Victim `json:"victims,omitempty"`
+	// Landing is where an external kill landed among the phases of the
+	// operation its driver observes; nil where the driver declares none.
+	Landing *Landing `json:"landing,omitempty"`
+}
+
+// Landing is the phases an external trigger saw the operation enter before
+// its kill, and the one the kill landed in.
+type Landing struct {
+	// Phase is the latest phase, in the operation's declared order, entered
+	// before the kill.
+	Phase string `json:"phase"`
+	// Seen are the phases entered up to the kill, in the order they were
+	// entered; a phase entered twice is listed once.
+	Seen []PhaseSeen `json:"seen"`
+}
+
+// PhaseSeen is one phase and when it was entered.
+type PhaseSeen struct {
+	Name string    `json:"name"`
+	At   time.Time `json:"at"`
+	// Evidence is what showed it ("criu pid 123 holds /x/checkpoint").
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // Victim is one process an external trigger killed: by (pid, start) through

@@ -20,6 +20,9 @@ type Point struct {
 	// SIGKILLed in order. Empty for points compiled into the supervisor.
 	Watch string   `json:"watch,omitempty"`
 	Kill  []string `json:"kill,omitempty"`
+	// Phase, for an external point whose clock starts when the operation
+	// enters a phase, names it (Watch is then PhaseWatch).
+	Phase string `json:"phase,omitempty"`
 }
 
 // External reports whether p is an external trigger point.
@@ -28,6 +31,10 @@ func (p Point) External() bool { return p.Watch != "" }
 // WatchOperation is the Watch of an external point whose clock starts with
 // the operation itself; as a Kill role it names the operation's process.
 const WatchOperation = "operation"
+
+// PhaseWatch is the Watch of an external point whose clock starts when the
+// operation enters its Phase.
+const PhaseWatch = "phase"
 
 // HostNames is what a supervisor makes under host-global names, as globs
 // (path.Match), for the snapshots to see and the criteria to judge. See
@@ -45,6 +52,9 @@ type DriverSpec struct {
 	Name       string   // "refsup"
 	Operations []string // operations a window can interrupt
 	Points     []Point  // every point a window may name
+	// Phases are, per operation, the phases the driver observes from
+	// outside, in order: what a window's lands_in may name.
+	Phases map[string][]string
 	// Precondition says what op needs that pre lacks ("" when nothing), and
 	// how to fix it: the armed operation must have something to act on.
 	Precondition func(op string, pre Precondition) (problem, fix string)

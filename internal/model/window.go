@@ -105,6 +105,9 @@ type Fault struct {
 	Point   string `json:"point"`              // "restore.after_overlay"
 	DelayMS int    `json:"delay_ms,omitempty"` // timed variant: ms after CRIU starts
 	Kill    string `json:"kill"`               // KillSupervisor or KillCRIUFirst
+	// LandsIn is the phase of the operation, as the driver observes it from
+	// outside, where the kill must land; F1 fails when it landed elsewhere.
+	LandsIn string `json:"lands_in,omitempty"`
 }
 
 // String spells f as `<point>[+<ms>][!criu]`.

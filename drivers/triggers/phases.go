@@ -1,0 +1,167 @@
+package triggers
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"faultwin/internal/model"
+)
+
+// checkPhases validates the plan's phases against its roles.
+func checkPhases(p Plan, roles map[string]int) error {
+	seen := map[string]bool{}
+	for i, ph := range p.Phases {
+		if ph.Name == "" || seen[ph.Name] {
+			return fmt.Errorf("%w: phase %d is unnamed or named twice (%q)", ErrPlan, i, ph.Name)
+		}
+		seen[ph.Name] = true
+		n := 0
+		for _, r := range []string{ph.Appeared, ph.Gone, ph.Forked} {
+			if r == "" {
+				continue
+			}
+			n++
+			if _, ok := roles[r]; !ok {
+				return fmt.Errorf("%w: phase %q names role %q, which the plan has not", ErrPlan, ph.Name, r)
+			}
+		}
+		if ph.Cgroup != "" {
+			n++
+			if _, err := path.Match(ph.Cgroup, "/"); err != nil || !path.IsAbs(ph.Cgroup) {
+				return fmt.Errorf("%w: phase %q: cgroup %q is not an absolute path.Match glob", ErrPlan, ph.Name, ph.Cgroup)
+			}
+		}
+		if n > 1 {
+			return fmt.Errorf("%w: phase %q gives %d kinds of evidence; one each", ErrPlan, ph.Name, n)
+		}
+	}
+	if p.WatchPhase != "" && !seen[p.WatchPhase] {
+		return fmt.Errorf("%w: watch phase %q is not a phase of the plan", ErrPlan, p.WatchPhase)
+	}
+	return nil
+}
+
+// phaseState is what the scanner knows of the plan's phases.
+type phaseState struct {
+	defs  []Phase
+	at    []time.Time // zero until entered
+	why   []string
+	order []int // phase indexes in the order they were entered
+	// gone tracks, per role, whether it has had a live process since it
+	// appeared.
+	roleLive []bool
+}
+
+// phases enters every phase whose evidence this tick shows. It runs after
+// scan, so roles are classified and fresh processes are known.
+func (s *scanner) phases(now, start time.Time) {
+	ps := &s.ph
+	if len(ps.defs) == 0 {
+		return
+	}
+	for i := range s.roles {
+		ps.roleLive[i] = false
+	}
+	for _, p := range s.procs {
+		if p.member && p.role >= 0 && p.state != 'Z' && p.state != 'X' && p.listed == s.tick {
+			ps.roleLive[p.role] = true
+		}
+	}
+	for i, d := range ps.defs {
+		if !ps.at[i].IsZero() {
+			continue
+		}
+		switch {
+		case d.Appeared != "":
+			for _, a := range s.appeared {
+				if a.Role == d.Appeared {
+					s.enter(i, a.At, fmt.Sprintf("%s pid %d (%s) appeared", a.Role, a.PID.PID, a.Comm))
+					break
+				}
+			}
+		case d.Gone != "":
+			r := s.roleIndex(d.Gone)
+			if s.roleSeen[r] && !ps.roleLive[r] {
+				s.enter(i, now, "no live process of "+d.Gone+" is left")
+			}
+		case d.Forked != "":
+			r := s.roleIndex(d.Forked)
+			for _, p := range s.fresh {
+				if parent := s.procs[p.ppid]; p.member && parent != nil && parent.role == r && s.tick > 1 {
+					s.enter(i, now, fmt.Sprintf("%s pid %d forked %s pid %d", d.Forked, parent.id.PID, p.comm, p.id.PID))
+					break
+				}
+			}
+		case d.Cgroup != "":
+			for _, p := range s.hot {
+				if !p.member || p.initial || p.listed != s.tick || p.state == 'Z' {
+					continue
+				}
+				if cg, ok := s.cgroupMatch(p.id.PID, d.Cgroup); ok {
+					s.enter(i, now, fmt.Sprintf("%s pid %d in cgroup %s", p.comm, p.id.PID, cg))
+					break
+				}
+			}
+		default:
+			s.enter(i, start, "the operation started")
+		}
+	}
+}
+
+func (s *scanner) enter(i int, at time.Time, why string) {
+	s.ph.at[i], s.ph.why[i] = at, why
+	s.ph.order = append(s.ph.order, i)
+}
+
+func (s *scanner) roleIndex(name string) int {
+	return slices.IndexFunc(s.roles, func(r Role) bool { return r.Name == name })
+}
+
+// entered returns when the named phase was entered.
+func (s *scanner) entered(name string) (time.Time, bool) {
+	for i, d := range s.ph.defs {
+		if d.Name == name && !s.ph.at[i].IsZero() {
+			return s.ph.at[i], true
+		}
+	}
+	return time.Time{}, false
+}
+
+// landing is the phases entered so far, and the latest of them in declared
+// order: where a kill now lands.
+func (s *scanner) landing() *model.Landing {
+	if len(s.ph.defs) == 0 {
+		return nil
+	}
+	l := &model.Landing{Seen: []model.PhaseSeen{}}
+	last := -1
+	for _, i := range s.ph.order {
+		l.Seen = append(l.Seen, model.PhaseSeen{Name: s.ph.defs[i].Name, At: s.ph.at[i], Evidence: s.ph.why[i]})
+		last = max(last, i)
+	}
+	if last >= 0 {
+		l.Phase = s.ph.defs[last].Name
+	}
+	return l
+}
+
+// cgroupMatch reports whether a cgroup path of pid matches glob, and which.
+func (s *scanner) cgroupMatch(pid int, glob string) (string, bool) {
+	b, err := s.readAt(pid, "cgroup")
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if ok, _ := path.Match(glob, parts[2]); ok {
+			return parts[2], true
+		}
+	}
+	return "", false
+}
