@@ -25,6 +25,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/internal/pidkill"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )
@@ -264,23 +265,26 @@ func restoreSysctls(want map[string]string, r *model.Reclaim, fail func(string, 
 }
 
 // KillExact sends SIGKILL to id through a pidfd, after checking the pid
-// still has id's start time, so a reused pid is never hit.
+// still has id's start time, so a reused pid is never hit. A process that
+// is gone already, or whose pid now names another, is not an error.
 func KillExact(id model.PID) error {
-	fd, err := unix.PidfdOpen(id.PID, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return nil
-		}
-		return fmt.Errorf("pidfd_open: %w", err)
-	}
-	defer unix.Close(fd)
-	if st, err := host.StartTime(id.PID); err != nil || st != id.StartTime {
-		return nil // gone, or the pid now names another process
-	}
-	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("pidfd_send_signal: %w", err)
+	if err := pidkill.Kill(id, hostStat, 0).Err; err != nil && !pidkill.NotThere(err) {
+		return err
 	}
 	return nil
+}
+
+// hostStat is host.StartState in pidkill's terms.
+func hostStat(pid int) (pidkill.Stat, error) {
+	start, state, err := host.StartState(pid)
+	if err != nil {
+		return pidkill.Stat{}, err
+	}
+	st := pidkill.Stat{Start: start}
+	if state != "" {
+		st.State = state[0]
+	}
+	return st, nil
 }
 
 // WaitGone waits, up to limit, until none of ps is alive; a zombie is dead

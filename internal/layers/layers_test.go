@@ -15,6 +15,7 @@ import (
 // package's own tests may import the packages testOnly lists for it.
 var rule = map[string][]string{
 	"internal/model":                {},
+	"internal/pidkill":              {"internal/model"},
 	"internal/gitcmd":               {},
 	"internal/layers":               {},
 	"internal/strictjson":           {},
@@ -23,8 +24,8 @@ var rule = map[string][]string{
 	"criteria":                      {"internal/model", "snapshots"},
 	"criteria/matchers":             {"criteria", "internal/model"},
 	"drivers":                       {"internal/model"},
-	"drivers/triggers":              {"internal/model"},
-	"drivers/reclaim":               {"criteria", "internal/model", "snapshots/..."},
+	"drivers/triggers":              {"internal/model", "internal/pidkill"},
+	"drivers/reclaim":               {"criteria", "internal/model", "internal/pidkill", "snapshots/..."},
 	"drivers/doctor":                {"internal/model", "snapshots/host"},
 	"drivers/refsup":                {"drivers", "internal/model", "drivers/triggers", "fixtures/refsup/..."},
 	"drivers/described":             {"internal/model", "drivers/triggers"},
