@@ -11,7 +11,7 @@ import (
 // next run's measurements.
 func h1(c *ctx) Result {
 	j := &judge{id: model.H1}
-	j.gap(snapshotGaps(named{labelPreflight, c.in.Preflight}, named{labelAfterSweep2, c.in.AfterSweep2})...)
+	j.gap(snapshotGaps(named{LabelPreflight, c.in.Preflight}, named{LabelAfterSweep2, c.in.AfterSweep2})...)
 	keys := c.in.Roots.Sysctls
 	if len(keys) == 0 {
 		j.gap("no host settings watched")

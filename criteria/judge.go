@@ -8,14 +8,6 @@ import (
 	"faultwin/snapshots"
 )
 
-// Snapshot labels, as the runner records them.
-const (
-	labelPreflight   = "preflight"
-	labelAfterDeath  = "after_death"
-	labelAfterSweep  = "after_sweep"
-	labelAfterSweep2 = "after_sweep2"
-)
-
 // named pairs a snapshot with the label it must carry.
 type named struct {
 	label string
@@ -152,7 +144,7 @@ func (c *ctx) isDecoyMount(m snapshots.Mount) bool {
 // either counts.
 func (c *ctx) afterSweeps() []named {
 	return []named{
-		{labelAfterSweep, c.in.AfterSweep},
-		{labelAfterSweep2, c.in.AfterSweep2},
+		{LabelAfterSweep, c.in.AfterSweep},
+		{LabelAfterSweep2, c.in.AfterSweep2},
 	}
 }

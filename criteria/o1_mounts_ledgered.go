@@ -16,7 +16,7 @@ import (
 // (r10 beside r1) are not the run's.
 func o1(c *ctx) Result {
 	j := &judge{id: model.O1}
-	j.gap(snapshotGaps(named{labelAfterDeath, c.in.AfterDeath})...)
+	j.gap(snapshotGaps(named{LabelAfterDeath, c.in.AfterDeath})...)
 	j.gap(scopeGaps(c.in.Scope, needStateDir)...)
 	ledgered := map[string]bool{}
 	for _, m := range c.in.LedgeredMounts {

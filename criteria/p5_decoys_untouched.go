@@ -15,7 +15,7 @@ import (
 // this proves nothing, so it is not judged.
 func p5(c *ctx) Result {
 	j := &judge{id: model.P5}
-	after := named{labelAfterSweep2, c.in.AfterSweep2}
+	after := named{LabelAfterSweep2, c.in.AfterSweep2}
 	j.gap(snapshotGaps(after)...)
 	d := c.in.Decoys
 	if len(d.Processes) == 0 {

@@ -28,10 +28,10 @@ func p6(c *ctx) Result {
 	before, g1 := c.footprint(c.in.AfterSweep)
 	after, g2 := c.footprint(c.in.AfterSweep2)
 	for _, g := range g1 {
-		j.gap(labelAfterSweep + ": " + g)
+		j.gap(LabelAfterSweep + ": " + g)
 	}
 	for _, g := range g2 {
-		j.gap(labelAfterSweep2 + ": " + g)
+		j.gap(LabelAfterSweep2 + ": " + g)
 	}
 	inAfter := map[string]bool{}
 	for _, f := range after {

@@ -135,7 +135,7 @@ func pre(c *ctx) Result {
 	j := &judge{id: model.PRE}
 	s := c.in.Preflight
 	s.Incomplete = nil // leftovers reports each incomplete entry itself
-	j.gap(snapshotGaps(named{labelPreflight, s})...)
+	j.gap(snapshotGaps(named{LabelPreflight, s})...)
 	bad, gaps, kept := leftovers(c.in.Preflight, c.in.Roots)
 	j.gap(gaps...)
 	j.fail(bad...)

@@ -5,6 +5,16 @@ import (
 	"faultwin/snapshots"
 )
 
+// Snapshot labels: the runner takes each of Input's snapshots under its
+// label, and the criteria refuse one that carries another (swapped
+// evidence).
+const (
+	LabelPreflight   = "preflight"
+	LabelAfterDeath  = "after_death"
+	LabelAfterSweep  = "after_sweep"
+	LabelAfterSweep2 = "after_sweep2"
+)
+
 // Input is everything one window's verdict depends on. It is stored in each
 // row as is, so replay re-judges exactly what the run judged.
 type Input struct {

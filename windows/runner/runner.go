@@ -171,11 +171,11 @@ func (x *attempt) logf(format string, a ...any) {
 // supervisor died) to reap it: give that a moment before judging, so a
 // reaping in flight does not read as a leftover.
 func (x *attempt) preflight() bool {
-	x.capture("preflight", &x.in.Preflight)
+	x.capture(criteria.LabelPreflight, &x.in.Preflight)
 	for deadline := time.Now().Add(PreflightZombieWait); x.in.HarnessErr == "" &&
 		OnlyZombies(x.in.Preflight, x.in.Roots) && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
-		x.capture("preflight", &x.in.Preflight)
+		x.capture(criteria.LabelPreflight, &x.in.Preflight)
 	}
 	if x.in.HarnessErr != "" || len(criteria.Leftovers(x.in.Preflight, x.in.Roots)) > 0 {
 		x.logf("host unclean or unreadable; not running")
@@ -260,7 +260,7 @@ func (x *attempt) death() {
 
 // evidence (step 6): what the death left, before any cleanup.
 func (x *attempt) evidence() {
-	x.capture("after_death", &x.in.AfterDeath)
+	x.capture(criteria.LabelAfterDeath, &x.in.AfterDeath)
 	x.harness("ledgered mounts", x.step("ledger", func() (err error) {
 		x.in.LedgeredMounts, err = x.d.LedgeredMounts()
 		return err
@@ -279,12 +279,12 @@ func (x *attempt) sweeps() {
 		x.in.Sweep1, err = x.d.Sweep(x.ctx)
 		return err
 	}))
-	x.capture("after_sweep", &x.in.AfterSweep)
+	x.capture(criteria.LabelAfterSweep, &x.in.AfterSweep)
 	x.harness("sweep 2", x.step("sweep2", func() (err error) {
 		x.in.Sweep2, err = x.d.Sweep(x.ctx)
 		return err
 	}))
-	x.capture("after_sweep2", &x.in.AfterSweep2)
+	x.capture(criteria.LabelAfterSweep2, &x.in.AfterSweep2)
 }
 
 // PreflightZombieWait bounds how long a preflight waits for zombies alone to
