@@ -322,11 +322,11 @@ func (c *checker) check(d *Description) {
 			c.addf("roles."+name, "%q is reserved for the operation's own process", name)
 		}
 		if len(r.Comm) == 0 {
-			c.addf("roles."+name+".comm", "missing; give the comm (at most 15 characters) of the role's processes")
+			c.addf("roles."+name+".comm", "missing; give the comm (at most %d characters) of the role's processes", model.CommLen)
 		}
 		for i, cm := range r.Comm {
-			if cm == "" || len(cm) > 15 {
-				c.addf(fmt.Sprintf("roles.%s.comm[%d]", name, i), "%q: a comm is 1..15 characters", cm)
+			if cm == "" || len(cm) > model.CommLen {
+				c.addf(fmt.Sprintf("roles.%s.comm[%d]", name, i), "%q: a comm is 1..%d characters", cm, model.CommLen)
 			}
 		}
 	}

@@ -21,10 +21,6 @@ import (
 // follows the fork within this bound in every supervisor we drive.
 const recentWindow = 100 * time.Millisecond
 
-// commLen is TASK_COMM_LEN less its NUL: the kernel truncates comm to it, so
-// a role's comm is compared truncated the same way.
-const commLen = 15
-
 // pfKthread is PF_KTHREAD in the flags field of /proc/<pid>/stat: kernel
 // threads cannot belong to a run and are never read again.
 const pfKthread = 0x00200000

@@ -198,7 +198,7 @@ func check(p Plan, op model.PID) ([]Role, int, []int, error) {
 			if c == "" {
 				return nil, 0, nil, fmt.Errorf("%w: role %q has an empty comm", ErrPlan, r.Name)
 			}
-			roles[i].Comms = append(roles[i].Comms, c[:min(len(c), commLen)])
+			roles[i].Comms = append(roles[i].Comms, c[:min(len(c), model.CommLen)])
 		}
 	}
 	lookup := func(what, name string) (int, error) {

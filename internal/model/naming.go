@@ -25,6 +25,9 @@ const (
 	// CRIUComm is the comm of every CRIU task, including restorer forks
 	// that carry neither a tag nor a path in argv.
 	CRIUComm = "criu"
+	// CommLen is TASK_COMM_LEN less its NUL: the kernel truncates every
+	// comm to it, so a comm to match by is truncated (or refused) alike.
+	CommLen = 15
 	// CRIUTmpPrefix starts the names CRIU gives its leftovers in the
 	// temporary directory (".criu.mntns.*").
 	CRIUTmpPrefix = ".criu."
