@@ -38,7 +38,7 @@ func TestHibernateWakeSave(t *testing.T) {
 	if after.State != "running" || after.InitPID != woken.InitPID || after.InitStart != woken.InitStart {
 		t.Fatalf("save did not leave the session running as it was: %+v", after)
 	}
-	var owned Owned
+	var owned api.Owned
 	e.must(&owned, "owned")
 	if len(owned.Intents) != 0 {
 		t.Fatalf("intents left after finished captures: %+v", owned.Intents)
@@ -59,7 +59,7 @@ func TestRecoverWakesInterruptedHibernate(t *testing.T) {
 		t.Fatal("hibernate answered although armed to die")
 	}
 	e.waitDaemonDeath()
-	var owned Owned
+	var owned api.Owned
 	e.must(&owned, "owned")
 	if len(owned.Intents) != 1 || owned.Intents[0].Session != s.Session || owned.Intents[0].Verb != "hibernate" {
 		t.Fatalf("intents at the death: %+v", owned.Intents)
@@ -70,7 +70,7 @@ func TestRecoverWakesInterruptedHibernate(t *testing.T) {
 	if after.State != "running" || after.InitPID == before.InitPID || after.Boot != before.Boot || after.Counter < before.Counter {
 		t.Fatalf("after the settle %+v, before %+v", after, before)
 	}
-	var left Owned // a fresh value: owned's omits intents when there are none
+	var left api.Owned // a fresh value: owned's omits intents when there are none
 	e.must(&left, "owned")
 	if len(left.Intents) != 0 {
 		t.Fatalf("intent left after the settle: %+v", left.Intents)

@@ -16,6 +16,7 @@ import (
 	"github.com/vishvananda/netns"
 	"google.golang.org/protobuf/proto"
 
+	"faultwin/fixtures/refsup/api"
 	"faultwin/fixtures/refsup/criu"
 	"faultwin/fixtures/refsup/network"
 )
@@ -31,9 +32,9 @@ import (
 // tries to delete the dump's table in the new netns.
 
 // ownedLocks is the run's recorded CRIU network locks (refsup owned).
-func (e *env) ownedLocks() []OwnedCRIUTable {
+func (e *env) ownedLocks() []api.OwnedCRIUTable {
 	e.t.Helper()
-	var own Owned
+	var own api.Owned
 	e.must(&own, "owned")
 	return own.CRIUTables
 }

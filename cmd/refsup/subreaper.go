@@ -13,17 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// subreaperStatus is one line the subreaper prints on stdout: first the
-// child's pid once started, then how the child ended.
-type subreaperStatus struct {
-	Started  int    `json:"started,omitempty"`
-	Exited   bool   `json:"exited,omitempty"`
-	Signaled bool   `json:"signaled,omitempty"`
-	Signal   string `json:"signal,omitempty"`
-	ExitCode int    `json:"exit_code"`
-}
+	"faultwin/fixtures/refsup/api"
+)
 
 // cmdSubreaper runs argv as its child the way a service manager runs a
 // daemon: it is the child subreaper of everything the daemon starts, so when
@@ -57,12 +49,12 @@ func cmdSubreaper(stdout, stderr io.Writer, args []string) error {
 	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
-	say := func(s subreaperStatus) {
+	say := func(s api.SubreaperStatus) {
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(s)
 	}
-	say(subreaperStatus{Started: cmd.Process.Pid})
+	say(api.SubreaperStatus{Started: cmd.Process.Pid})
 
 	done := make(chan struct{})
 	go func() {
@@ -81,7 +73,7 @@ func cmdSubreaper(stdout, stderr io.Writer, args []string) error {
 			return fmt.Errorf("subreaper: wait4: %w", err)
 		case pid > 0:
 			if pid == daemon {
-				st := subreaperStatus{Exited: true, ExitCode: ws.ExitStatus()}
+				st := api.SubreaperStatus{Exited: true, ExitCode: ws.ExitStatus()}
 				if ws.Signaled() {
 					st.Signaled, st.Signal, st.ExitCode = true, ws.Signal().String(), -1
 				}

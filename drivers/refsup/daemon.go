@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"faultwin/fixtures/refsup/api"
 	"faultwin/internal/model"
 )
 
@@ -60,13 +61,7 @@ func startDaemon(bin string, argv []string, run string, log *os.File, env ...str
 		sc := bufio.NewScanner(out)
 		first := true
 		for sc.Scan() {
-			var st struct {
-				Started  int    `json:"started"`
-				Exited   bool   `json:"exited"`
-				Signaled bool   `json:"signaled"`
-				Signal   string `json:"signal"`
-				ExitCode int    `json:"exit_code"`
-			}
+			var st api.SubreaperStatus
 			if err := json.Unmarshal(sc.Bytes(), &st); err != nil {
 				continue
 			}

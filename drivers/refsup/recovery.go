@@ -68,16 +68,7 @@ func (d *Driver) Identity(ctx context.Context, session string) model.Identity {
 
 // Intents implements drivers.Recoverer, from `refsup owned`.
 func (d *Driver) Intents(ctx context.Context) ([]model.Intent, error) {
-	var out struct {
-		Intents []struct {
-			Session   string    `json:"session"`
-			Verb      string    `json:"verb"`
-			Images    string    `json:"images"`
-			Started   time.Time `json:"started"`
-			CRIUPID   int       `json:"criu_pid"`
-			CRIUStart uint64    `json:"criu_start"`
-		} `json:"intents"`
-	}
+	var out api.Owned
 	if err := d.call(ctx, &out, "owned"); err != nil {
 		return nil, err
 	}
@@ -293,7 +284,7 @@ func (d *Driver) Probe(ctx context.Context, run string, display bool) model.Reus
 	if _, err := q.Prepare(ctx, run, model.Precondition{}); err != nil {
 		return fail(err)
 	}
-	var created struct{ Session string }
+	var created api.SessionInfo
 	args := []string{"create"}
 	if display {
 		args = append(args, "--display")
@@ -302,10 +293,7 @@ func (d *Driver) Probe(ctx context.Context, run string, display bool) model.Reus
 		return fail(err)
 	}
 	p.Steps = append(p.Steps, "create")
-	var ck struct {
-		Checkpoint string
-		Counter    int
-	}
+	var ck api.CheckpointInfo
 	if err := q.call(ctx, &ck, "checkpoint", "--session", created.Session); err != nil {
 		return fail(err)
 	}

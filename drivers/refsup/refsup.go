@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"faultwin/fixtures/refsup/api"
 	"faultwin/internal/model"
 
 	"golang.org/x/sys/unix"
@@ -90,7 +91,7 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 		if pre.Display {
 			args = append(args, "--display")
 		}
-		var out struct{ Session string }
+		var out api.SessionInfo
 		if err := d.call(ctx, &out, args...); err != nil {
 			return "", err
 		}
@@ -101,14 +102,14 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 		if err != nil {
 			return d.scope, fmt.Errorf("precondition: create for checkpoint: %w", err)
 		}
-		var out struct{ Checkpoint string }
+		var out api.CheckpointInfo
 		if err := d.call(ctx, &out, "checkpoint", "--session", s); err != nil {
 			return d.scope, fmt.Errorf("precondition: checkpoint %s: %w", s, err)
 		}
 		d.ckpt = out.Checkpoint
 	}
 	for i := 0; i < pre.Restored; i++ {
-		var out struct{ Session string }
+		var out api.SessionInfo
 		if err := d.call(ctx, &out, "restore", "--checkpoint", d.ckpt); err != nil {
 			return d.scope, fmt.Errorf("precondition: restore %d of %s: %w", i+1, d.ckpt, err)
 		}
@@ -304,7 +305,7 @@ func (d *Driver) Trace() ([]model.TracePoint, error) {
 
 // LedgeredMounts implements drivers.Driver.
 func (d *Driver) LedgeredMounts() ([]string, error) {
-	var out struct{ Mounts []string }
+	var out api.Owned
 	if err := d.call(context.Background(), &out, "owned"); err != nil {
 		return nil, err
 	}

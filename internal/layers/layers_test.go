@@ -27,7 +27,7 @@ var rule = map[string][]string{
 	"drivers/triggers":              {"internal/model", "internal/pidkill"},
 	"drivers/reclaim":               {"criteria", "internal/model", "internal/pidkill", "snapshots/..."},
 	"drivers/doctor":                {"internal/model", "snapshots/host"},
-	"drivers/refsup":                {"drivers", "internal/model", "drivers/triggers", "fixtures/refsup/..."},
+	"drivers/refsup":                {"drivers", "internal/model", "internal/strictjson", "drivers/triggers", "fixtures/refsup/..."},
 	"drivers/described":             {"internal/model", "drivers/triggers"},
 	"drivers/described/supervisors": {},
 	"drivers/catalog":               {"drivers/...", "internal/model"},
