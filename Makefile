@@ -18,10 +18,15 @@ GINKGO_VERSION := $(shell awk '$$1=="github.com/onsi/ginkgo/v2"{print $$2}' go.m
 # Ginkgo label filter for `make windows`, e.g. LABELS='W3 && timed'.
 LABELS ?=
 STATE_ROOT ?= /var/lib/faultwin/state
-# The windows suite runs in `make windows`; `make unit` runs every other package.
-UNIT_PKGS = $$($(GO) list ./... | grep -v -x -e 'faultwin/windows' -e 'faultwin/windows/mutants' -e 'faultwin/windows/podman')
+# The ginkgo suites run in `make windows`, `make windows-podman` and `make mutants`;
+# the Go tests of every other package run in two tiers: `make unit` (no root,
+# nothing on the host: host tests skip there) and `make integration` (the
+# packages that hold host tests, as root, one package at a time).
+SUITES     = -e 'faultwin/windows' -e 'faultwin/windows/mutants' -e 'faultwin/windows/podman'
+GO_PKGS    = $$($(GO) list ./... | grep -v -x $(SUITES))
+HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u)
 
-.PHONY: deps build lint unit test run windows windows-podman podman-in-test hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit integration test run windows windows-podman podman-in-test hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI
 deps:
@@ -45,14 +50,21 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [[ -n $$unformatted ]]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
-## unit: every Go test (unit tests and the real, root-only integration tests);
-## fails when zero tests ran. One package at a time (-p 1): integration tests
-## of different packages share host-global state (ip_forward, nft tables).
-unit: build
+## unit: the Go tests that need no root and touch nothing on the host, in parallel;
+## host tests skip, naming `make integration`. Fails when zero tests ran.
+unit:
 	@mkdir -p $(OUT)
-	$(GO) test -p 1 -count=1 -json $(UNIT_PKGS) > $(OUT)/gotest.json || { \
-	  $(GO) run ./scripts/testsummary < $(OUT)/gotest.json; exit 1; }
-	$(GO) run ./scripts/testsummary < $(OUT)/gotest.json
+	FAULTWIN_TESTS=unit $(GO) test -count=1 -json $(GO_PKGS) > $(OUT)/unit.json || { \
+	  $(GO) run ./scripts/testsummary < $(OUT)/unit.json; exit 1; }
+	$(GO) run ./scripts/testsummary < $(OUT)/unit.json
+
+## integration: the root Go tests (real namespaces, mounts, links, nftables, CRIU, the real
+## supervisor), one package at a time (-p 1): they share host-global state (ip_forward, nft tables)
+integration: build
+	@mkdir -p $(OUT)
+	$(GO) test -p 1 -count=1 -json $(HOST_PKGS) > $(OUT)/integration.json || { \
+	  $(GO) run ./scripts/testsummary < $(OUT)/integration.json; exit 1; }
+	$(GO) run ./scripts/testsummary < $(OUT)/integration.json
 
 ## hostcheck: refuse an unclean host, naming every leftover and how to clean it
 hostcheck: build
@@ -91,7 +103,7 @@ windows-podman: build hostcheck $(GINKGO)
 DRIFT ?=
 
 ## test: everything CI runs: unit and integration tests, every window (refsup and podman), every mutant, replay of results/
-test: deps lint build hostcheck unit windows podman-in-test mutants replay
+test: deps lint build hostcheck unit integration windows podman-in-test mutants replay
 
 # The podman windows as make test runs them: every window must run and none
 # may be ERROR; a drifted verdict is listed in out/podman-drift.txt.

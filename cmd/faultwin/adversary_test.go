@@ -1,6 +1,7 @@
 package main
 
 import (
+	"faultwin/internal/hosttest"
 	"fmt"
 	"os"
 	"os/exec"
@@ -74,6 +75,7 @@ func pidLinePrefix(pid int) string { return "pid " + strconv.Itoa(pid) + " " }
 // An untagged process in a dead run's pid namespace (the payload re-exec'd
 // with an empty environment) is that run's.
 func TestHostcheckUntaggedPidNamespaceMember(t *testing.T) {
+	hosttest.Need(t, "starts processes in new namespaces and reads the whole host")
 	root := t.TempDir()
 	run := "radvpid1"
 	init := exec.Command("/bin/sh", "-c", "env -i /bin/sleep 1000 & exec /bin/sleep 1001")
@@ -88,6 +90,7 @@ func TestHostcheckUntaggedPidNamespaceMember(t *testing.T) {
 // A host process that entered a session's mount namespace (nsenter) carries
 // no tag, lives in the host's pid namespace, and is still the run's.
 func TestHostcheckMountNamespaceOnly(t *testing.T) {
+	hosttest.Need(t, "starts processes in new namespaces and reads the whole host")
 	root := t.TempDir()
 	run := "radvmnt1"
 	init := exec.Command("/bin/sleep", "1002")
@@ -106,6 +109,7 @@ func TestHostcheckMountNamespaceOnly(t *testing.T) {
 // A zombie of a run is listed as a zombie, with its parent, never dropped
 // and never called live.
 func TestHostcheckTaggedZombie(t *testing.T) {
+	hosttest.Need(t, "starts processes in new namespaces and reads the whole host")
 	root := t.TempDir()
 	parent := exec.Command("/bin/sh", "-c", "/bin/true & exec /bin/sleep 1004")
 	parent.Env = []string{model.RunEnvKey + "=radvzom1"}
@@ -118,6 +122,7 @@ func TestHostcheckTaggedZombie(t *testing.T) {
 
 // A cgroup a run leaked, with a process still in it, is listed and swept.
 func TestHostcheckLeakedCgroup(t *testing.T) {
+	hosttest.Need(t, "starts processes in new namespaces and reads the whole host")
 	root := t.TempDir()
 	dir := "/sys/fs/cgroup/pids/faultwin/radvcg1/s1"
 	if fi, err := os.Stat("/sys/fs/cgroup/pids"); err != nil || !fi.IsDir() {
@@ -144,6 +149,7 @@ func TestHostcheckLeakedCgroup(t *testing.T) {
 
 // A process of no run is never touched by the sweep.
 func TestSweepLeavesForeignProcess(t *testing.T) {
+	hosttest.Need(t, "starts processes in new namespaces and reads the whole host")
 	root := t.TempDir()
 	p := adversary(t, exec.Command("/bin/sh", "-c", "while :; do sleep 1; done", "sh", "--tag", "notfaultwin:x"))
 	sweepCleans(t, root)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"faultwin/internal/hosttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +14,7 @@ import (
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test probes namespaces, veth and nftables and needs root; run it as root (CI does)")
-	}
+	hosttest.Need(t, "probes namespaces, veth and nftables")
 }
 
 func TestDoctorAllOK(t *testing.T) {

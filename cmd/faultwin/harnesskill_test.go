@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"faultwin/internal/hosttest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -128,9 +129,7 @@ func wholeLines(t *testing.T, path string, kill int) int {
 // need root, as CI has.
 func builtBinaries(t *testing.T) (faultwin, refsup string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("drives the real supervisor: run as root (CI does)")
-	}
+	hosttest.Need(t, "drives the real supervisor")
 	bin, err := filepath.Abs("../../bin")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"faultwin/internal/hosttest"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,7 +35,7 @@ var binary string // the refsup binary under test, built once
 
 func TestMain(m *testing.M) {
 	code := func() int {
-		if os.Geteuid() == 0 {
+		if os.Geteuid() == 0 && !hosttest.Unit() {
 			dir, err := os.MkdirTemp("", "refsup-bin-")
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -57,11 +58,9 @@ func TestMain(m *testing.M) {
 // needHost skips a test that needs root and CRIU, naming what is missing.
 func needHost(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, mounts, netlink, nftables)")
-	}
+	hosttest.Need(t, "namespaces, mounts, netlink, nftables")
 	if _, err := os.Stat(criu.DefaultPath); err != nil {
-		t.Skipf("needs CRIU at %s: %v", criu.DefaultPath, err)
+		t.Fatalf("needs CRIU at %s (make deps installs it): %v", criu.DefaultPath, err)
 	}
 }
 

@@ -2,6 +2,7 @@ package reclaim
 
 import (
 	"context"
+	"faultwin/internal/hosttest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,9 +33,7 @@ type leftovers struct {
 
 func makeLeftovers(t *testing.T) *leftovers {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("reclaim tests make real mounts, links, chains and cgroups: run as root")
-	}
+	hosttest.Need(t, "makes real mounts, links, chains and cgroups")
 	l := &leftovers{run: "rfwtest" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "")), root: t.TempDir()}
 	state := model.StateDir(l.root, l.run)
 	if err := os.MkdirAll(filepath.Join(state, "m"), 0o755); err != nil {

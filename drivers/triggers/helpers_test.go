@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"faultwin/internal/hosttest"
 	"io"
 	"os"
 	"os/exec"
@@ -34,9 +35,7 @@ func TestMain(m *testing.M) {
 // the reaping of every orphan the test leaves.
 func needRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("triggers reads other processes' environ: needs root")
-	}
+	hosttest.Need(t, "reads other processes' environ, starts and kills processes")
 	t.Cleanup(func() { reapOrphans(t) })
 }
 

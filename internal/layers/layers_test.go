@@ -19,6 +19,7 @@ var rule = map[string][]string{
 	"internal/gitcmd":               {},
 	"internal/layers":               {},
 	"internal/strictjson":           {},
+	"internal/hosttest":             {},
 	"snapshots":                     {"internal/model"},
 	"snapshots/host":                {"internal/model", "snapshots"},
 	"criteria":                      {"internal/model", "snapshots"},
@@ -28,7 +29,7 @@ var rule = map[string][]string{
 	"drivers/reclaim":               {"criteria", "internal/model", "internal/pidkill", "snapshots/..."},
 	"drivers/doctor":                {"internal/model", "snapshots/host"},
 	"drivers/refsup":                {"drivers", "internal/model", "internal/strictjson", "drivers/triggers", "fixtures/refsup/..."},
-	"drivers/described":             {"internal/model", "drivers/triggers"},
+	"drivers/described":             {"drivers", "internal/model", "drivers/triggers"},
 	"drivers/described/supervisors": {},
 	"drivers/catalog":               {"drivers/...", "internal/model"},
 	"reports/rows":                  {"internal/model", "internal/strictjson", "snapshots"},
@@ -39,7 +40,7 @@ var rule = map[string][]string{
 	"windows/registration":          {"windows/definitions", "internal/gitcmd", "internal/model"},
 	"windows/runner":                {"criteria", "windows/definitions", "drivers", "drivers/catalog", "drivers/reclaim", "internal/gitcmd", "internal/model", "windows/registration", "reports/rows", "snapshots/..."},
 	"scripts/testsummary":           {},
-	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "drivers/doctor", "drivers", "drivers/catalog", "drivers/described", "internal/model", "drivers/reclaim", "reports/...", "windows/runner", "snapshots/..."},
+	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
 	"windows/suite":                 {},
@@ -53,6 +54,8 @@ var rule = map[string][]string{
 // testOnly lists what a package's own tests may import beyond its rule:
 // the real thing a test drives (a real supervisor, the real catalog).
 var testOnly = map[string][]string{
+	// Every package's host tests mark themselves for the test tiers.
+	"*":                    {"internal/hosttest"},
 	"criteria":             {"criteria/matchers"},
 	"reports/render":       {"reports/replaytest", "snapshots"},
 	"reports/review":       {"reports/replaytest", "snapshots", "windows/definitions", "drivers/catalog"},
@@ -106,7 +109,7 @@ func TestImportRule(t *testing.T) {
 		check := func(imports string, test bool) {
 			for _, imp := range strings.Split(imports, ",") {
 				p, ok := strings.CutPrefix(imp, module+"/")
-				if !ok || p == pkg || allowed(pkg, p) || (test && slices.Contains(testOnly[pkg], p)) {
+				if !ok || p == pkg || allowed(pkg, p) || (test && (slices.Contains(testOnly[pkg], p) || slices.Contains(testOnly["*"], p))) {
 					continue
 				}
 				kind := ""
@@ -140,6 +143,9 @@ func TestRuleCatchesAViolation(t *testing.T) {
 		{"fixtures/refsup/sweep", "internal/model", false},
 		{"cmd/refsup", "snapshots", false},
 		{"windows/runner", "drivers/refsup", false},
+		{"cmd/faultwin", "drivers/catalog", true},
+		{"cmd/faultwin", "drivers/described", false},
+		{"cmd/faultwin", "drivers/refsup", false},
 		{"reports/rows", "windows/runner", false},
 		{"reports/review", "windows/runner", false},
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"faultwin/internal/hosttest"
 	"net"
 	"os"
 	"path/filepath"
@@ -25,9 +26,7 @@ const testBase = "/var/lib/faultwin-snaptest"
 
 func needRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("needs root: reads every process and mounts, creates links and nft tables (CI runs as root)")
-	}
+	hosttest.Need(t, "reads every process and mounts, creates links and nft tables")
 }
 
 // env is one test's private corner of the host: base holds the state root,

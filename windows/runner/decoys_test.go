@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"faultwin/internal/hosttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,7 @@ import (
 )
 
 func TestPlantAndRemove(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("decoys mount a tmpfs: run as root (CI does)")
-	}
+	hosttest.Need(t, "decoys mount a tmpfs")
 	root := t.TempDir()
 	p, err := Plant(root, "r1")
 	if err != nil {
