@@ -382,6 +382,29 @@ func TestF1(t *testing.T) {
 		in.Death.Victims = []model.Victim{legacy, killed}
 		g.Expect(result(t, in, model.F1)).NotTo(Hold())
 	})
+	// A window that names its landing phase is INVALID when the kill landed
+	// in another: runc's first CRIU only reads CRIU's version, and a window
+	// aimed at the restoring CRIU that killed it measured something else.
+	t.Run("landing outside the named phase", func(t *testing.T) {
+		g := NewWithT(t)
+		at := time.Date(2026, 12, 1, 8, 38, 57, 0, time.UTC)
+		in := passing(t)
+		in.Death = model.Death{Reaped: true, OpErr: "exit status 125", Victims: []model.Victim{
+			{Role: "criu", PID: model.PID{PID: 20984, StartTime: 12}, Comm: "criu", KilledAt: at, Gone: true}}}
+		in.Death.Landing = &model.Landing{Phase: "criu_version_check", Seen: []model.PhaseSeen{
+			{Name: "podman_prepares", At: at}, {Name: "criu_version_check", At: at, Evidence: "criu_any pid 20984 (criu) appeared"}}}
+		g.Expect(result(t, in, model.F1)).To(Hold(), "a window that names no phase only notes the landing")
+		g.Expect(result(t, in, model.F1)).To(HaveEvidence("kill landed in phase criu_version_check"))
+		in.Window.Fault.LandsIn = "criu_reading_images"
+		r := result(t, in, model.F1)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r).To(HaveEvidence("the window must land in criu_reading_images"))
+		g.Expect(criteria.Evaluate(in).Status).To(Equal(model.StatusInvalid))
+		in.Death.Landing.Phase = "criu_reading_images"
+		g.Expect(result(t, in, model.F1)).To(Hold())
+		in.Death.Landing = nil
+		g.Expect(result(t, in, model.F1)).To(HaveEvidence("no landing was recorded"))
+	})
 }
 
 func TestStatusPrecedence(t *testing.T) {

@@ -65,6 +65,7 @@ func f1(c *ctx) Result {
 	if !d.Reaped {
 		j.fail("supervisor not reaped: its death is not confirmed")
 	}
+	landing(j, f, d.Landing)
 	ok := "fault fired at " + f.Point + " and the supervisor died of SIGKILL"
 	if len(d.Victims) > 0 {
 		ok = "fault fired at " + f.Point + " and " + plural(len(d.Victims), "victim", "victims") + " died of SIGKILL"
@@ -108,6 +109,40 @@ func victims(j *judge, d model.Death) {
 	}
 	if !d.Reaped {
 		j.fail("operation's process not reaped")
+	}
+}
+
+// landing judges where an external kill landed among the phases its driver
+// observes: a window that names its phase (lands_in) measured another
+// instant when the kill landed elsewhere, so it is not a PASS of the phase
+// it names. Rows of windows that name none only note the landing.
+func landing(j *judge, f model.Fault, l *model.Landing) {
+	if l == nil {
+		if f.LandsIn != "" {
+			j.fail("the window must land in phase " + f.LandsIn + ", but no landing was recorded")
+		}
+		return
+	}
+	var seen []string
+	for _, p := range l.Seen {
+		s := p.Name + " at " + p.At.UTC().Format("15:04:05.000")
+		if p.Evidence != "" {
+			s += " (" + p.Evidence + ")"
+		}
+		seen = append(seen, s)
+	}
+	where := "kill landed in phase " + l.Phase
+	if l.Phase == "" {
+		where = "kill landed before any phase was entered"
+	}
+	where += "; phases entered: " + strings.Join(seen, ", ")
+	switch {
+	case f.LandsIn == "":
+		j.note(where)
+	case l.Phase != f.LandsIn:
+		j.fail(where + "; the window must land in " + f.LandsIn)
+	default:
+		j.note(where + ", as the window names")
 	}
 }
 

@@ -66,8 +66,10 @@ func (s *scanner) phases(now, start time.Time) {
 		ps.roleLive[i] = false
 	}
 	for _, p := range s.procs {
-		if p.member && p.role >= 0 && p.state != 'Z' && p.state != 'X' && p.listed == s.tick {
-			ps.roleLive[p.role] = true
+		if p.member && p.state != 'Z' && p.state != 'X' && p.listed == s.tick {
+			for r := range s.roles {
+				ps.roleLive[r] = ps.roleLive[r] || p.has(r)
+			}
 		}
 	}
 	for i, d := range ps.defs {
@@ -76,11 +78,8 @@ func (s *scanner) phases(now, start time.Time) {
 		}
 		switch {
 		case d.Appeared != "":
-			for _, a := range s.appeared {
-				if a.Role == d.Appeared {
-					s.enter(i, a.At, fmt.Sprintf("%s pid %d (%s) appeared", a.Role, a.PID.PID, a.Comm))
-					break
-				}
+			if a := s.freshRole[s.roleIndex(d.Appeared)]; a != nil {
+				s.enter(i, a.At, fmt.Sprintf("%s pid %d (%s) appeared", a.Role, a.PID.PID, a.Comm))
 			}
 		case d.Gone != "":
 			r := s.roleIndex(d.Gone)
@@ -90,14 +89,17 @@ func (s *scanner) phases(now, start time.Time) {
 		case d.Forked != "":
 			r := s.roleIndex(d.Forked)
 			for _, p := range s.fresh {
-				if parent := s.procs[p.ppid]; p.member && parent != nil && parent.role == r && s.tick > 1 {
+				if parent := s.procs[p.ppid]; p.member && parent != nil && parent.has(r) && s.tick > 1 {
 					s.enter(i, now, fmt.Sprintf("%s pid %d forked %s pid %d", d.Forked, parent.id.PID, p.comm, p.id.PID))
 					break
 				}
 			}
 		case d.Cgroup != "":
 			for _, p := range s.hot {
-				if !p.member || p.initial || p.listed != s.tick || p.state == 'Z' {
+				// The supervisor's own tools are not the container's
+				// tasks: runc moves its CRIU into the container's cgroup,
+				// and CRIU's own forks are there with it.
+				if !p.member || p.initial || s.byComm[p.comm] != nil || p.listed != s.tick || p.state == 'Z' {
 					continue
 				}
 				if cg, ok := s.cgroupMatch(p.id.PID, d.Cgroup); ok {

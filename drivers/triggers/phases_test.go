@@ -76,8 +76,8 @@ func TestHoldsTellsProbeFromWork(t *testing.T) {
 	fakeProc(t, root, 11, 10, "criu", env, 501) // the version check
 	fakeFD(t, root, 11, 3, "/usr/lib/libnet.so")
 	tick(t, s, start)
-	if p := s.procs[11]; p.role != s.roleIndex("criu_any") {
-		t.Fatalf("version-check criu has role %d, want criu_any", p.role)
+	if p := s.procs[11]; p.roles != 1<<s.roleIndex("criu_any") {
+		t.Fatalf("version-check criu has roles %b, want criu_any only", p.roles)
 	}
 	if got := s.landing(); got.Phase != "criu_version_check" {
 		t.Fatalf("landing %+v, want criu_version_check", got)
@@ -97,6 +97,9 @@ func TestHoldsTellsProbeFromWork(t *testing.T) {
 	if len(ts) != 1 || ts[0].id.PID != 12 {
 		t.Fatalf("criu targets %v, want pid 12 once it holds the checkpoint directory", ts)
 	}
+	if ts := s.targets(s.roleIndex("criu_any")); len(ts) != 1 || ts[0].id.PID != 12 {
+		t.Fatalf("criu_any targets %v: the working CRIU is every CRIU runc runs too", ts)
+	}
 	l := s.landing()
 	if l.Phase != "criu_reading_images" {
 		t.Fatalf("landing %q, want criu_reading_images", l.Phase)
@@ -108,6 +111,15 @@ func TestHoldsTellsProbeFromWork(t *testing.T) {
 		t.Fatal("a phase entered without evidence")
 	}
 
+	// runc puts its CRIU into the container's cgroup, and CRIU's forks are
+	// there with it: a tool there is no restored task.
+	os.WriteFile(filepath.Join(root, "12", "cgroup"), []byte("3:cpu:/faultwin/"+run+"/libpod-abc\n"), 0o644)
+	fakeProc(t, root, 14, 12, "criu", env, 504)
+	os.WriteFile(filepath.Join(root, "14", "cgroup"), []byte("3:cpu:/faultwin/"+run+"/libpod-abc\n"), 0o644)
+	tick(t, s, start)
+	if got := s.landing().Phase; got != "criu_reading_images" {
+		t.Fatalf("landing %q with only CRIU in the container's cgroup, want criu_reading_images", got)
+	}
 	// A restored task in the container's cgroup, then CRIU gone.
 	fakeProc(t, root, 13, 10, "sh", env, 503)
 	os.WriteFile(filepath.Join(root, "13", "cgroup"), []byte("3:cpu:/faultwin/"+run+"/libpod-abc\n"), 0o644)

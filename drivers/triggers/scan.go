@@ -45,9 +45,13 @@ type proc struct {
 	// taking the new comm and laying out the new environment shows an
 	// empty environ. Its marks are read again while it is hot.
 	retag bool
-	role  int // index into the roles; -1: none
+	// roles is the set of roles it has (bit i: roles[i]): a role is a
+	// predicate, and the CRIU that restores is both "every CRIU runc runs"
+	// and "the CRIU that holds the checkpoint directory".
+	roles uint64
 	// pending: a member whose comm some role with Holds has, and which has
-	// not that role yet; it is classified again every tick.
+	// not that role yet, or whose argv read empty; it is classified again
+	// every tick.
 	pending bool
 	initial bool   // listed by the first tick: there before the watch began
 	commFd  int    // held open while hot, so a re-read is one pread; -1: none
@@ -71,7 +75,10 @@ type scanner struct {
 
 	appeared []Appearance
 	roleSeen []bool
-	ph       phaseState
+	// fresh is each role's first process that was not there when the
+	// watch began: what enters an "appeared" phase.
+	freshRole []*Appearance
+	ph        phaseState
 
 	dents []byte
 	buf   []byte
@@ -84,9 +91,10 @@ func newScanner(root string, run string, op model.PID, roles []Role, phases []Ph
 	}
 	s := &scanner{
 		dirfd: fd, run: run, op: op, roles: roles,
-		byComm:   map[string][]int{},
-		procs:    map[int]*proc{},
-		roleSeen: make([]bool, len(roles)),
+		byComm:    map[string][]int{},
+		procs:     map[int]*proc{},
+		roleSeen:  make([]bool, len(roles)),
+		freshRole: make([]*Appearance, len(roles)),
 		ph: phaseState{defs: phases, at: make([]time.Time, len(phases)), why: make([]string, len(phases)),
 			roleLive: make([]bool, len(roles))},
 		dents: make([]byte, 64<<10),
@@ -95,25 +103,9 @@ func newScanner(root string, run string, op model.PID, roles []Role, phases []Ph
 	if run != "" {
 		s.envKey = []byte("\x00" + model.RunEnvKey + "=" + run + "\x00")
 	}
-	// The most specific roles are tried first: those that name what a
-	// process holds, then argv words or parents, then a comm alone.
-	specificity := func(r Role) int {
-		switch {
-		case len(r.Holds) > 0:
-			return 2
-		case len(r.Argv)+len(r.Parent) > 0:
-			return 1
-		}
-		return 0
-	}
-	for _, level := range []int{2, 1, 0} {
-		for i, r := range roles {
-			if specificity(r) != level {
-				continue
-			}
-			for _, c := range r.Comms {
-				s.byComm[c] = append(s.byComm[c], i)
-			}
+	for i, r := range roles {
+		for _, c := range r.Comms {
+			s.byComm[c] = append(s.byComm[c], i)
 		}
 	}
 	return s, nil
@@ -241,7 +233,7 @@ func (s *scanner) list() (int, error) {
 			// hitting the newcomer.
 			p := s.procs[pid]
 			if p == nil {
-				p = &proc{id: model.PID{PID: pid}, role: -1, commFd: -1, initial: s.tick == 1}
+				p = &proc{id: model.PID{PID: pid}, commFd: -1, initial: s.tick == 1}
 				s.procs[pid] = p
 				s.fresh = append(s.fresh, p)
 			}
@@ -342,32 +334,38 @@ func (s *scanner) recomm(p *proc, now time.Time) {
 	s.classify(p, now)
 }
 
-// classify gives a member its role from its comm and records the role's
-// first appearance.
+// classify gives a member its roles from its comm (and argv, parent and
+// what it holds) and records each role's first appearance.
 func (s *scanner) classify(p *proc, now time.Time) {
 	if !p.member {
 		return
 	}
-	r := s.roleOf(p)
-	p.pending = r < 0 || len(s.roles[r].Holds) == 0
-	if p.pending {
-		p.pending = slices.ContainsFunc(s.byComm[p.comm], func(i int) bool { return len(s.roles[i].Holds) > 0 })
-	}
-	if r < 0 {
-		p.role = -1
-		return
-	}
-	p.role = r
-	if !s.roleSeen[r] {
-		s.roleSeen[r] = true
-		s.appeared = append(s.appeared, Appearance{Role: s.roles[r].Name, PID: p.id, Comm: p.comm, At: now})
+	roles, unsure := s.rolesOf(p)
+	p.roles = roles
+	p.pending = unsure || slices.ContainsFunc(s.byComm[p.comm], func(i int) bool { return len(s.roles[i].Holds) > 0 && !p.has(i) })
+	for r := range s.roles {
+		if !p.has(r) {
+			continue
+		}
+		if !p.initial && s.freshRole[r] == nil {
+			s.freshRole[r] = &Appearance{Role: s.roles[r].Name, PID: p.id, Comm: p.comm, At: now}
+		}
+		if !s.roleSeen[r] {
+			s.roleSeen[r] = true
+			s.appeared = append(s.appeared, Appearance{Role: s.roles[r].Name, PID: p.id, Comm: p.comm, At: now})
+		}
 	}
 }
 
-// roleOf returns the role p's comm (and, for roles that name argv words or
-// parents, its argv and its parent's comm) gives it, or -1. Two roles may share a comm ("podman" the
-// operation and "podman container cleanup"): the argv tells them apart.
-func (s *scanner) roleOf(p *proc) int {
+func (p *proc) has(r int) bool { return p.roles&(1<<r) != 0 }
+
+// rolesOf returns the roles p's comm (and, for roles that name argv words,
+// parents or what they hold, its argv, its parent's comm and its open
+// files) gives it. Two roles may share a comm ("podman" the operation and
+// "podman container cleanup"): the argv tells them apart. unsure is set
+// when an argv was needed and read empty: a process caught mid-exec shows
+// its new comm before its new argv is laid out, so it is read again.
+func (s *scanner) rolesOf(p *proc) (roles uint64, unsure bool) {
 	var argv []string
 	read := false
 	for _, r := range s.byComm[p.comm] {
@@ -381,17 +379,18 @@ func (s *scanner) roleOf(p *proc) int {
 		if len(role.Holds) > 0 && !s.holds(p.id.PID, role.Holds) {
 			continue
 		}
-		if len(role.Argv) == 0 {
-			return r
+		if len(role.Argv) > 0 {
+			if !read {
+				argv, read = readArgv(p.id.PID), true
+				unsure = len(argv) == 0 || argv[0] == ""
+			}
+			if !containsAll(argv, role.Argv) {
+				continue
+			}
 		}
-		if !read {
-			argv, read = readArgv(p.id.PID), true
-		}
-		if containsAll(argv, role.Argv) {
-			return r
-		}
+		roles |= 1 << r
 	}
-	return -1
+	return roles, unsure
 }
 
 func readArgv(pid int) []string {
@@ -417,14 +416,14 @@ func containsAll(argv, words []string) bool {
 func (s *scanner) targets(r int) []*proc {
 	var out []*proc
 	for _, p := range s.procs {
-		if p.member && p.role == r && p.state != 'Z' && p.state != 'X' {
+		if p.member && p.has(r) && p.state != 'Z' && p.state != 'X' {
 			out = append(out, p)
 		}
 	}
 	if s.roles[r].Top && len(out) > 1 {
 		tops := out[:0:0]
 		for _, p := range out {
-			if parent := s.procs[p.ppid]; parent == nil || parent.role != r {
+			if parent := s.procs[p.ppid]; parent == nil || !parent.has(r) {
 				tops = append(tops, p)
 			}
 		}

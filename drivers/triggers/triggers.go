@@ -64,18 +64,22 @@ type Role struct {
 // is entered at the operation's start.
 type Phase struct {
 	Name string
-	// Appeared: the role's first appearance.
+	// Appeared: the first process of the role that was not there when
+	// the watch began (the old container's conmon is no new conmon).
 	Appeared string
 	// Gone: every process the role had is gone (or a zombie), once it
 	// appeared.
 	Gone string
 	// Forked: a new process of the run whose parent has the role.
 	Forked string
-	// Cgroup: a process of the run in a cgroup whose path matches this
+	// Cgroup: a process of the run whose comm no role has, in a cgroup whose path matches this
 	// path.Match glob ("/faultwin/r1/libpod-*"), that was not already there
 	// when the watch began.
 	Cgroup string
 }
+
+// maxRoles is how many roles a plan may have: a process's roles are bits.
+const maxRoles = 64
 
 // Plan is one armed trigger.
 type Plan struct {
@@ -174,6 +178,9 @@ func Start(ctx context.Context, p Plan, op model.PID) (*Watcher, error) {
 func check(p Plan, op model.PID) ([]Role, int, []int, error) {
 	if p.Run == "" && op.PID == 0 {
 		return nil, 0, nil, fmt.Errorf("%w: neither a run nor an operation process to tell the run's processes by", ErrPlan)
+	}
+	if len(p.Roles) > maxRoles {
+		return nil, 0, nil, fmt.Errorf("%w: %d roles, at most %d", ErrPlan, len(p.Roles), maxRoles)
 	}
 	roles := make([]Role, len(p.Roles))
 	index := map[string]int{}

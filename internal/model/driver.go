@@ -36,6 +36,10 @@ const WatchOperation = "operation"
 // operation enters its Phase.
 const PhaseWatch = "phase"
 
+// AnyPhase is the Phase of an external point whose clock starts at the
+// phase the window names in lands_in.
+const AnyPhase = "*"
+
 // HostNames is what a supervisor makes under host-global names, as globs
 // (path.Match), for the snapshots to see and the criteria to judge. See
 // snapshots.Roots for how each is used.

@@ -31,6 +31,11 @@ func (f family) canonical() string {
 		line("delays_ms", flow(ds))
 	}
 	line("kill", f.Kill)
+	// Only windows that name their landing phase have one, so older
+	// definitions keep their hash.
+	if f.LandsIn != "" {
+		line("lands_in", f.LandsIn)
+	}
 	// Only recovery windows have one, so older definitions keep their hash.
 	if f.SecondDeath != "" {
 		line("second_death", f.SecondDeath)

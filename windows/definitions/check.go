@@ -31,6 +31,22 @@ func crossCheck(p *problems, f *family, fields fieldNodes) {
 	if (f.Kill == model.KillCRIUFirst || f.Kill == model.KillCRIUHeld) && !pt.CRIU {
 		p.addf(line("kill"), "kill", "use kill: supervisor, or a point where CRIU runs ("+pointsWhere(f.spec, func(p model.Point) bool { return p.CRIU })+")", "CRIU is not running at %s, so it cannot be killed first or held", f.Point)
 	}
+	if pt.Phase == model.AnyPhase && f.LandsIn == "" {
+		p.addf(line("point"), "lands_in", "add lands_in: <phase> (one of "+strings.Join(f.spec.Phases[f.Operation], ", ")+")", "%s kills in the phase the window names, and this window names none", f.Point)
+	}
+	if f.LandsIn != "" {
+		phases := f.spec.Phases[f.Operation]
+		switch {
+		case !pt.External():
+			p.addf(line("lands_in"), "lands_in", "remove lands_in: the supervisor's own trace says where its compiled-in points land", "%s is not an external point", f.Point)
+		case !slices.Contains(phases, f.LandsIn):
+			fix := "declare the operation's phases in the supervisor's description"
+			if len(phases) > 0 {
+				fix = "use one of " + strings.Join(phases, ", ")
+			}
+			p.addf(line("lands_in"), "lands_in", fix, "%s observes no phase %q of %s", f.Driver, f.LandsIn, f.Operation)
+		}
+	}
 	checkRecovery(p, f, line)
 	if pt.FailRestore != f.Pre.FailRestore {
 		if pt.FailRestore {

@@ -200,7 +200,7 @@ func (f family) instances() []model.Window {
 		Family:       f.ID,
 		Driver:       f.Driver,
 		Operation:    f.Operation,
-		Fault:        model.Fault{Point: f.Point, Kill: f.Kill},
+		Fault:        model.Fault{Point: f.Point, Kill: f.Kill, LandsIn: f.LandsIn},
 		Precondition: f.Pre,
 		Criteria:     slices.Clone(f.Criteria),
 		Labels:       slices.Clone(f.Labels),

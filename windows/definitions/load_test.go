@@ -39,7 +39,7 @@ func TestLoadErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown field", valid + "colour: red\n", []string{
-			"windows/a.yaml:8: colour: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, second_death, precondition, criteria, labels, description)"}},
+			"windows/a.yaml:8: colour: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, lands_in, second_death, precondition, criteria, labels, description)"}},
 		{"repeated field", valid + "kill: supervisor\nkill: criu_first\n", []string{
 			"windows/a.yaml:9: kill: field repeated (first at line 8) (keep one of the two)"}},
 		{"unknown precondition field", strings.Replace(valid, "{cold: 1, checkpoint: true}", "{cold: 1, checkpoint: true, warm: 2}", 1), []string{
@@ -118,7 +118,7 @@ func TestLoadErrors(t *testing.T) {
 			`windows/a.yaml:8: labels[0]: label "Timed" is not valid (use lower-case letters, digits, '.', '_' and '-')`,
 			`windows/a.yaml:8: labels[2]: label "ok" repeated (first at line 8) (remove the repeat)`}},
 		{"alias", "base: &b 1\n", []string{
-			"windows/a.yaml:1: base: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, second_death, precondition, criteria, labels, description)",
+			"windows/a.yaml:1: base: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, lands_in, second_death, precondition, criteria, labels, description)",
 			"windows/a.yaml:1: id: missing required field (add `id: ...` to this definition)",
 			"windows/a.yaml:1: operation: missing required field (add `operation: ...` to this definition)",
 			"windows/a.yaml:1: point: missing required field (add `point: ...` to this definition)",
@@ -216,7 +216,7 @@ func TestLoadCollectsAcrossFiles(t *testing.T) {
 	_, err := LoadFS(fsys, "windows", testSpecs)
 	want := []string{
 		"windows/c.yml:1: document: definition files must end in .yaml (rename it to c.yaml)",
-		"windows/d.yaml:2: size: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, second_death, precondition, criteria, labels, description)",
+		"windows/d.yaml:2: size: unknown field (known fields here: id, driver, operation, point, delays_ms, kill, lands_in, second_death, precondition, criteria, labels, description)",
 		"windows/b.yaml:2: id: family W3 is already defined at windows/a.yaml:1 (give this family a new id)",
 	}
 	if got := errorLines(err); strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -23,6 +23,7 @@ type family struct {
 	Point       string
 	Delays      []int
 	Kill        string
+	LandsIn     string
 	SecondDeath string
 	Pre         model.Precondition
 	Criteria    []string
@@ -37,7 +38,7 @@ type family struct {
 
 // Fields of a definition, in canonical order.
 var (
-	topFields = []string{"id", "driver", "operation", "point", "delays_ms", "kill", "second_death", "precondition", "criteria", "labels", "description"}
+	topFields = []string{"id", "driver", "operation", "point", "delays_ms", "kill", "lands_in", "second_death", "precondition", "criteria", "labels", "description"}
 	preFields = []string{"cold", "restored", "checkpoint", "display", "fail_restore", "network_lock"}
 	required  = []string{"id", "operation", "point", "precondition", "criteria", "description"}
 )
@@ -143,6 +144,9 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 		if f.Kill, _ = str(p, n, "kill"); f.Kill != "" && !slices.Contains(kills, f.Kill) {
 			p.addf(n.Line, "kill", "use "+strings.Join(kills, " or "), "unknown kill %q", f.Kill)
 		}
+	}
+	if n := fields["lands_in"]; n != nil {
+		f.LandsIn, _ = str(p, n, "lands_in")
 	}
 	if n := fields["second_death"]; n != nil {
 		f.SecondDeath, _ = str(p, n, "second_death")
