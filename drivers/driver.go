@@ -69,3 +69,29 @@ type Recoverer interface {
 	// takes a display, so the host-global display names are reused too.
 	Probe(ctx context.Context, run string, display bool) model.ReuseProbe
 }
+
+// DeadSweeper is a driver that can run its supervisor's own sweep on a run
+// whose window never finished (`faultwin sweep` after an interrupted run):
+// made as for a window, it starts no supervisor.
+type DeadSweeper interface {
+	// SweepDead sweeps run as the supervisor's user would after a crash
+	// and returns each sweep's report, in order (one or more).
+	SweepDead(ctx context.Context, run string) ([]model.SweepReport, error)
+}
+
+// HostChecker is a driver whose supervisor needs more of the host than
+// faultwin's own prerequisites (drivers/doctor): `faultwin doctor` lists
+// its checks after those.
+type HostChecker interface {
+	// CheckHost probes each prerequisite for real; path is the PATH to
+	// search for commands ("" for the process's).
+	CheckHost(ctx context.Context, path string) []Prerequisite
+}
+
+// Prerequisite is the outcome of one of a driver's host checks.
+type Prerequisite struct {
+	Name   string // "podman >= 4"
+	OK     bool
+	Detail string // what was found
+	Fix    string // what provides it ("Debian package podman")
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,19 +29,19 @@ row hash; keep IN's last hash (or IN) where it can be compared. OUT is read
 back, verified and compared row by row with IN before the verb succeeds;
 on any failure it is removed.
 
-Exit status: 0 when OUT was written and checked, 1 otherwise.
+Exit status: 0 when OUT was written and checked, 1 when IN was refused or
+OUT could not be written or checked, 64 a usage error (not exactly IN and
+OUT).
 `
 
 // runCompact is `faultwin compact`.
 func runCompact(_ context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, compactUsage) }
-	if err := fs.Parse(args); err != nil {
-		return helpOK(err)
+	fs := newFlags(stdout, "compact", compactUsage)
+	if err := fs.parse(args); err != nil {
+		return err
 	}
 	if fs.NArg() != 2 {
-		return fmt.Errorf("compact: name IN and OUT (see faultwin compact -h)")
+		return fs.usagef("name IN and OUT, got %d arguments", fs.NArg())
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
 	t0 := time.Now()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,9 +22,24 @@ import (
 // the kill left (review.Outcome), then bisects every boundary between two
 // classes down to a resolution. Every kill is an ordinary row, named with
 // its delay (W3_37), so replay and report work on it unchanged.
+const exploreUsage = `usage: faultwin explore --family F [--from MS] [--to MS] [--step MS] [--repeat N] [--resolution MS] [--max-kills N] [--candidate FILE] [--candidate-id ID] [--windows DIR] [--results FILE] [--state-root DIR] [--refsup BIN]
+
+Maps a timed window's whole kill window: kills the family's supervisor at
+every step of a delay range (--from, --to, --step), classes each instant
+by what the kill left, then bisects every boundary between two classes
+until its sides are --resolution ms apart, within --max-kills kills. Every
+kill is an ordinary row named with its delay (W3_37), appended to
+--results (default out/explore-F.jsonl), so replay and report read them
+unchanged. The map (classes and boundaries) is printed at the end;
+--candidate writes a registration candidate with one instance per class.
+
+Exit status: 0 when the map was made (also when --max-kills stopped the
+bisection), 1 when it stopped on an error (a host that cannot be
+measured, a row that cannot be written), 64 a usage error.
+`
+
 func runExplore(ctx context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlags(stdout, "explore", exploreUsage)
 	wf := addWindowFlags(fs, "")
 	family := fs.String("family", "", "the timed window family to explore, e.g. W3 (required)")
 	from := fs.Int("from", 10, "first delay, ms after CRIU starts")
@@ -36,34 +50,34 @@ func runExplore(ctx context.Context, stdout io.Writer, args []string) error {
 	maxKills := fs.Int("max-kills", 400, "stop after this many kills, whatever is left to bisect")
 	candidate := fs.String("candidate", "", "write a registration candidate (YAML, one instance per class) here")
 	candID := fs.String("candidate-id", "", "family id of the candidate (default <family>X)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("explore: unexpected arguments %q", fs.Args())
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	switch {
 	case *family == "":
-		return fmt.Errorf("explore: --family is required (a timed family such as W3)")
+		return fs.usagef("--family is required (a timed family such as W3)")
 	case *from < definitions.MinDelayMS || *to > definitions.MaxDelayMS || *from > *to:
-		return fmt.Errorf("explore: --from %d --to %d: want %d <= from <= to <= %d", *from, *to, definitions.MinDelayMS, definitions.MaxDelayMS)
+		return fs.usagef("--from %d --to %d: want %d <= from <= to <= %d", *from, *to, definitions.MinDelayMS, definitions.MaxDelayMS)
 	case *step < 1 || *repeat < 1 || *resolution < 1 || *maxKills < 1:
-		return fmt.Errorf("explore: --step, --repeat, --resolution and --max-kills must be at least 1")
+		return fs.usagef("--step, --repeat, --resolution and --max-kills must be at least 1")
 	}
 	if *wf.out == "" {
 		*wf.out = filepath.Join("out", "explore-"+*family+".jsonl")
 	}
-	ws, err := runner.LoadWindows(*wf.dir)
+	ws, err := wf.loadWindows()
 	if err != nil {
 		return err
 	}
 	i := slices.IndexFunc(ws, func(w model.Window) bool { return w.Family == *family })
 	if i < 0 {
-		return fmt.Errorf("explore: no registered family %s", *family)
+		return fs.usagef("--family %s: no registered family of that name in %s", *family, filepath.Join(*wf.dir, "*.yaml"))
 	}
 	base := ws[i]
 	if !base.Timed() {
-		return fmt.Errorf("explore: %s arms %s, which is not a timed point: only a delay can be explored", *family, base.Fault.Point)
+		return fs.usagef("--family %s arms %s, which is not a timed point: only a delay can be explored", *family, base.Fault.Point)
 	}
 	var bugs []string
 	if *wf.bugs != "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -18,11 +17,26 @@ import (
 // runHostcheck tells whether anything of any faultwin run is on the host:
 // the same test a window's preflight applies, so `make test` can refuse an
 // unclean host up front and say how to clean it.
+const hostcheckUsage = `usage: faultwin hostcheck [--state-root DIR]
+
+Says whether anything of any faultwin run is left on this host, by the test
+a window's preflight applies: processes, mounts, cgroups, links, nftables
+tables, X11 sockets and CRIU files of any run under the state root or
+tagged as a run's, and what the described supervisors make under
+host-global names. Lists every leftover and how to clean it (faultwin
+sweep).
+
+Exit status: 0 clean, 1 not clean (or the host state cannot be read), 64 a
+usage error.
+`
+
 func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("hostcheck", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlags(stdout, "hostcheck", hostcheckUsage)
 	root := fs.String("state-root", model.DefaultStateRoot, "refsup state root")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
 		return err
 	}
 	roots := runner.AllRoots(snapshots.DefaultRoots(*root))
@@ -55,7 +69,7 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	fmt.Fprintln(stdout, "  for a described supervisor's leftovers under host-global names (podman's netns, bridge, chains) add --reclaim-names: bin/faultwin sweep --reclaim-names")
 	fmt.Fprintln(stdout, "  it sweeps each run under the state root with its supervisor, removes the harness's decoys, and kills what runs whose state dir is gone left (by tag, namespace or cgroup)")
 	fmt.Fprintln(stdout, "anything it names as left was not tied to a faultwin run: remove it by hand")
-	return statusExit{1, fmt.Sprintf("host not clean: %d leftovers", len(left))}
+	return statusExit{exitFail, fmt.Sprintf("host not clean: %d leftovers", len(left))}
 }
 
 // describedNames spells the host-global names the described supervisors

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -42,25 +41,26 @@ Exit status: as soak: 0 all PASS, 1 a FAIL, 2 INVALID or an unknown status
 but no FAIL or ERROR, 3 an ERROR; and 1 on any check above that fails
 (a broken chain, an unsealed session, a row that does not re-judge, a shard
 of another soak, a missing or duplicate pair, mixed provenance without
---allow-mixed), whatever the statuses.
+--allow-mixed), whatever the statuses. 64 a usage error (no file, a path
+that does not exist, a directory without rows files).
 `
 
 // runMerge is `faultwin merge`.
 func runMerge(_ context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, mergeUsage); fs.PrintDefaults() }
+	fs := newFlags(stdout, "merge", mergeUsage)
 	out := fs.String("out", "", "also write the merged summary (Markdown) to this file")
 	allowMixed := fs.Bool("allow-mixed", false, "accept rows of more than one commit, a dirty tree or more than one definition of a window, with a warning")
-	if err := fs.Parse(args); err != nil {
-		return helpOK(err)
+	if err := fs.parse(args); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
-		return fmt.Errorf("merge: no files given (give every shard's rows file, or a directory of them)")
+		return fs.usagef("no files given (give every shard's rows file, or a directory of them)")
 	}
-	paths, err := jsonlFiles(fs.Args())
+	// An empty shard file is not refused here: the merge names the pairs
+	// it lacks.
+	paths, err := jsonlFiles("merge", fs.Args())
 	if err != nil {
-		return fmt.Errorf("merge: %w", err)
+		return err
 	}
 	m := review.MergeShards(paths)
 	var b bytes.Buffer
@@ -93,7 +93,7 @@ func mergeExit(m *review.Merge, allowMixed bool) error {
 		why = append(why, fmt.Sprintf("mixed provenance (%d difference(s)); rerun the shards from one clean commit, or pass --allow-mixed to accept it", len(m.Mixed)))
 	}
 	if len(why) > 0 {
-		return statusExit{1, "merge: " + strings.Join(why, "; ") + " (see the Problems section above)"}
+		return statusExit{exitFail, "merge: " + strings.Join(why, "; ") + " (see the Problems section above)"}
 	}
 	if len(m.Rows) == 0 {
 		return statusExit{2, "merge: no rows: nothing was measured"}

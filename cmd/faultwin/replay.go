@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,20 +34,20 @@ predate seals, which replay cleanly but whose cut tail cannot be told.
 Exit status: 0 when every file reads to its end, every chain holds, no
 session lacks its seal and every row re-judges exactly as recorded, whatever
 the recorded statuses (a FAIL faithfully recorded replays cleanly); 1 on any
-disagreement, broken chain, unsealed session, unreadable file, or when there
-were no rows at all to replay.
+disagreement, broken chain, unsealed session or unreadable file; 64 a usage
+error, also when an argument names no evidence: a path that does not exist,
+an empty (0-byte) file, a directory without rows files, or files that hold
+no rows at all (report and soak --summary refuse them alike).
 `
 
 // runReplay is `faultwin replay`: the reviewer's check that the evidence
 // says what it claims, needing nothing but the files.
 func runReplay(_ context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, replayUsage) }
-	if err := fs.Parse(args); err != nil {
-		return helpOK(err)
+	fs := newFlags(stdout, "replay", replayUsage)
+	if err := fs.parse(args); err != nil {
+		return err
 	}
-	paths, err := jsonlFiles(fs.Args())
+	paths, err := evidenceFiles("replay", fs.Args())
 	if err != nil {
 		return err
 	}
@@ -76,9 +75,9 @@ func runReplay(_ context.Context, stdout io.Writer, args []string) error {
 			msg += fmt.Sprintf("; unsealed: %s. If the run that wrote them died, seal each with `faultwin seal --unfinished --reason WHY FILE`; if a file was cut, restore it from a copy",
 				strings.Join(unsealed, ", "))
 		}
-		return statusExit{1, msg}
+		return statusExit{exitFail, msg}
 	case nrows == 0:
-		return statusExit{1, fmt.Sprintf("replay: no rows in %s: nothing was checked", count(len(files), "file"))}
+		return noRows("replay", paths)
 	}
 	var seals []string
 	if n := states[rows.Sealed]; n > 0 {
@@ -105,26 +104,26 @@ with a note naming the unfinished session and WHY. A file another writer
 has open (a run in progress), one that does not read or verify, a legacy
 file (no sessions) and a sealed file are refused.
 
-Exit status: 0 when every FILE was sealed, 1 otherwise.
+Exit status: 0 when every FILE was sealed, 1 when one was refused or
+could not be sealed, 64 a usage error (no FILE, no --unfinished, no
+--reason).
 `
 
 // runSeal is `faultwin seal`: the explicit way out of an unsealed file.
 func runSeal(_ context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("seal", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, sealUsage); fs.PrintDefaults() }
+	fs := newFlags(stdout, "seal", sealUsage)
 	unfinished := fs.Bool("unfinished", false, "seal the last session as unfinished (required: the only kind of seal written afterwards)")
 	reason := fs.String("reason", "", "why the session never finished, recorded in the seal (required)")
-	if err := fs.Parse(args); err != nil {
-		return helpOK(err)
+	if err := fs.parse(args); err != nil {
+		return err
 	}
 	switch {
 	case !*unfinished:
-		return fmt.Errorf("seal: --unfinished is required: a session's own writer seals it as closed; afterwards it can only be sealed as unfinished")
+		return fs.usagef("--unfinished is required: a session's own writer seals it as closed; afterwards it can only be sealed as unfinished")
 	case strings.TrimSpace(*reason) == "":
-		return fmt.Errorf("seal: --reason is required: say why the run never finished (e.g. --reason 'harness killed by the OOM killer')")
+		return fs.usagef("--reason is required: say why the run never finished (e.g. --reason 'harness killed by the OOM killer')")
 	case fs.NArg() == 0:
-		return fmt.Errorf("seal: name at least one JSONL file")
+		return fs.usagef("name at least one JSONL file")
 	}
 	var errs []error
 	for _, p := range fs.Args() {
@@ -142,18 +141,19 @@ func runSeal(_ context.Context, stdout io.Writer, args []string) error {
 	return nil
 }
 
-// jsonlFiles expands the arguments: a file stands for itself, a directory
-// for its *.jsonl and *.jsonl.gz (compact) files in name order. Naming nothing is an error, so a
-// typo cannot turn into a check of zero files.
-func jsonlFiles(args []string) ([]string, error) {
+// jsonlFiles expands the arguments of verb: a file stands for itself, a
+// directory for its *.jsonl and *.jsonl.gz (compact) files in name order.
+// Naming nothing, a path that does not exist or a directory without rows
+// files is a usage error, so a typo cannot turn into a check of zero files.
+func jsonlFiles(verb string, args []string) ([]string, error) {
 	if len(args) == 0 {
-		return nil, fmt.Errorf("name at least one JSONL file or directory")
+		return nil, usagef(verb, "name at least one JSONL file or directory")
 	}
 	var out []string
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
-			return nil, err
+			return nil, missingPath(verb, a, err)
 		}
 		if !st.IsDir() {
 			out = append(out, a)
@@ -169,7 +169,7 @@ func jsonlFiles(args []string) ([]string, error) {
 		}
 		m = append(m, gz...)
 		if len(m) == 0 {
-			return nil, fmt.Errorf("%s: no *.jsonl files (nor compact *.jsonl.gz)", a)
+			return nil, noEvidence(verb, a, "is a directory with no *.jsonl files (nor compact *.jsonl.gz)")
 		}
 		sort.Strings(m)
 		out = append(out, m...)
@@ -177,12 +177,34 @@ func jsonlFiles(args []string) ([]string, error) {
 	return out, nil
 }
 
-// helpOK makes -h a success: the usage was asked for and printed.
-func helpOK(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
+// evidenceFiles is jsonlFiles for the verbs that judge rows (replay,
+// report, soak --summary): an empty file among them is refused too. A
+// rows file is never empty: a session opens with a marker line before
+// its first row.
+func evidenceFiles(verb string, args []string) ([]string, error) {
+	paths, err := jsonlFiles(verb, args)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, missingPath(verb, p, err)
+		}
+		if st.Size() == 0 {
+			return nil, noEvidence(verb, p, "is empty (0 bytes), so it holds no row")
+		}
+	}
+	return paths, nil
+}
+
+// noRows refuses files that verify but hold no row at all (a session
+// opened and sealed before its first window): nothing to judge.
+func noRows(verb string, paths []string) error {
+	if len(paths) == 1 {
+		return noEvidence(verb, paths[0], "verifies but holds no row")
+	}
+	return noEvidence(verb, strings.Join(paths, ", "), "verify but hold no row")
 }
 
 // count renders "1 file", "2 files".

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,31 +33,35 @@ of it has no seal (see faultwin replay -h) or a row does not re-judge as
 recorded (the report is still written and says so at
 the top); otherwise the shared status codes over the rows reported (with
 --compare, B's rows only): 0 all PASS, 1 a FAIL, 2 INVALID or an unknown
-status but no FAIL or ERROR, 3 an ERROR.
+status but no FAIL or ERROR, 3 an ERROR. 64 a usage error, also when an
+argument names no evidence (a path that does not exist, an empty file,
+files that hold no rows at all): nothing is written then, as replay and
+soak --summary refuse the same files.
 `
 
 // runReport is `faultwin report`.
 func runReport(_ context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, reportUsage); fs.PrintDefaults() }
+	fs := newFlags(stdout, "report", reportUsage)
 	format := fs.String("format", "md", "md or html")
 	out := fs.String("out", "-", "where to write the report; - for stdout")
 	compare := fs.Bool("compare", false, "compare two files: list windows whose verdict changed from the first to the second")
-	if err := fs.Parse(args); err != nil {
-		return helpOK(err)
+	if err := fs.parse(args); err != nil {
+		return err
 	}
 	if *format != "md" && *format != "html" {
-		return fmt.Errorf("report: --format %q: want md or html", *format)
+		return fs.usagef("--format %q: want md or html", *format)
 	}
-	paths, err := jsonlFiles(fs.Args())
+	paths, err := evidenceFiles("report", fs.Args())
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	if *compare && len(paths) != 2 {
-		return fmt.Errorf("report: --compare takes exactly two files, A and B; got %d", len(paths))
+		return fs.usagef("--compare takes exactly two files, A and B; got %d", len(paths))
 	}
 	files := render.Load(paths)
+	if rowCount(files) == 0 && verifies(files) {
+		return noRows("report", paths)
+	}
 	r := render.Build(files, *compare)
 	for _, f := range files {
 		// A session without its seal is evidence that may be cut short.
@@ -80,7 +83,7 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "report: wrote %s (%d windows, %d runs, %d files)\n", *out, len(r.Windows), len(r.Runs), len(files))
 	}
 	if len(r.Problems) > 0 {
-		return statusExit{1, fmt.Sprintf("report: the evidence does not verify (%d problems, first: %s)", len(r.Problems), r.Problems[0])}
+		return statusExit{exitFail, fmt.Sprintf("report: the evidence does not verify (%d problems, first: %s)", len(r.Problems), r.Problems[0])}
 	}
 	judged := files
 	if *compare {
@@ -93,6 +96,26 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 		}
 	}
 	return exitFor(counts)
+}
+
+func rowCount(files []render.File) int {
+	n := 0
+	for _, f := range files {
+		n += len(f.Rows)
+	}
+	return n
+}
+
+// verifies reports whether every file reads to its end, its chain holds
+// and no session lacks its seal: a file that does not verify is reported
+// as such, rows or none.
+func verifies(files []render.File) bool {
+	for _, f := range files {
+		if !f.Replay.OK() {
+			return false
+		}
+	}
+	return true
 }
 
 // statusKey files an unknown status under INVALID, so it can never exit 0.

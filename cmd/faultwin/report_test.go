@@ -45,7 +45,7 @@ func TestReportVerbHTMLToFile(t *testing.T) {
 	if !strings.HasPrefix(string(b), "<!DOCTYPE html>") || !strings.Contains(string(b), `data-window="W3_250"`) {
 		t.Errorf("not the HTML report:\n%.300s", b)
 	}
-	if _, code, _ := runVerb(t, "report", "--format", "pdf", path); code != 1 {
+	if _, code, _ := runVerb(t, "report", "--format", "pdf", path); code != exitUsage {
 		t.Errorf("unknown format: exit %d", code)
 	}
 }
@@ -61,7 +61,7 @@ func TestReportVerbCompare(t *testing.T) {
 	if !strings.Contains(out, "| W4_30 | FAIL: P1 | PASS |") || !strings.Contains(out, "1 windows changed, 1 kept their verdict.") {
 		t.Errorf("changes not listed:\n%s", out)
 	}
-	if _, code, err := runVerb(t, "report", "--compare", a); code != 1 || !strings.Contains(err.Error(), "exactly two files") {
+	if _, code, err := runVerb(t, "report", "--compare", a); code != exitUsage || !strings.Contains(err.Error(), "exactly two files") {
 		t.Errorf("one file: exit %d %v", code, err)
 	}
 }

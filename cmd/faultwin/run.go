@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 )
 
-// exitCoder lets a verb choose its exit status (replay and soak distinguish
-// FAIL, INVALID and ERROR).
+// exitCoder lets a verb choose its exit status (see exitCodesText).
 type exitCoder interface{ ExitCode() int }
 
 type verb struct {
@@ -20,7 +20,7 @@ type verb struct {
 func verbs() map[string]verb {
 	return map[string]verb{
 		"doctor":    {"check this host's prerequisites, one line each", runDoctor},
-		"run":       {"run registered windows against refsup, one row each", runWindows},
+		"run":       {"run the windows of one directory (default windows/*.yaml), one row each", runWindows},
 		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
 		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},
 		"replay":    {"re-judge rows of JSONL files without root; exit 1 on any difference", runReplay},
@@ -33,18 +33,42 @@ func verbs() map[string]verb {
 	}
 }
 
+// run runs one command line. -h and --help, of faultwin or of a verb,
+// print the usage to stdout and succeed.
 func run(ctx context.Context, stdout io.Writer, args []string) error {
-	vs := verbs()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout, vs)
-		if len(args) == 0 {
-			return fmt.Errorf("no verb given")
-		}
+	err := dispatch(ctx, stdout, args)
+	if errors.Is(err, errHelpShown) {
 		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, stdout io.Writer, args []string) error {
+	vs := verbs()
+	if len(args) == 0 {
+		return usagef("", "no verb given (verbs: %s)", strings.Join(names(vs), ", "))
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout, vs)
+		return nil
+	case "help":
+		if len(args) == 1 {
+			usage(stdout, vs)
+			return nil
+		}
+		if len(args) > 2 {
+			return usagef("", "help: unexpected arguments %q: name one verb", args[2:])
+		}
+		v, ok := vs[args[1]]
+		if !ok {
+			return unknownVerb(vs, args[1])
+		}
+		return v.run(ctx, stdout, []string{"-h"})
 	}
 	v, ok := vs[args[0]]
 	if !ok {
-		return fmt.Errorf("unknown verb %q (verbs: %s)", args[0], strings.Join(names(vs), ", "))
+		return unknownVerb(vs, args[0])
 	}
 	return v.run(ctx, stdout, args[1:])
 }
@@ -59,8 +83,13 @@ func names(vs map[string]verb) []string {
 }
 
 func usage(w io.Writer, vs map[string]verb) {
-	fmt.Fprintln(w, "usage: faultwin <verb> [flags]")
+	fmt.Fprintln(w, "usage: faultwin <verb> [flags] [arguments]")
+	fmt.Fprintln(w, "       faultwin <verb> -h    (or faultwin help <verb>): the verb's usage and flags")
+	fmt.Fprintln(w, "\nRuns registered fault windows against a supervisor and reads back the rows they recorded.")
+	fmt.Fprintln(w, "\nVerbs:")
 	for _, n := range names(vs) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, vs[n].summary)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, exitCodesText)
 }

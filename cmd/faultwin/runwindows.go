@@ -1,13 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,11 +31,11 @@ func (e statusExit) ExitCode() int { return e.code }
 func exitFor(counts map[string]int) error {
 	switch {
 	case counts[model.StatusError] > 0:
-		return statusExit{3, fmt.Sprintf("%d window(s) ERROR: the harness broke", counts[model.StatusError])}
+		return statusExit{exitError, fmt.Sprintf("%d window(s) ERROR: the harness broke", counts[model.StatusError])}
 	case counts[model.StatusFail] > 0:
-		return statusExit{1, fmt.Sprintf("%d window(s) FAIL", counts[model.StatusFail])}
+		return statusExit{exitFail, fmt.Sprintf("%d window(s) FAIL", counts[model.StatusFail])}
 	case counts[model.StatusInvalid] > 0:
-		return statusExit{2, fmt.Sprintf("%d window(s) INVALID (not measurements)", counts[model.StatusInvalid])}
+		return statusExit{exitInvalid, fmt.Sprintf("%d window(s) INVALID (not measurements)", counts[model.StatusInvalid])}
 	}
 	return nil
 }
@@ -46,14 +48,17 @@ func selfDir() string {
 	return filepath.Dir(exe)
 }
 
-// windowFlags are the flags of every verb that runs windows (run, soak).
+// windowFlags are the flags of every verb that runs windows (run, soak,
+// explore).
 type windowFlags struct {
+	verb                                    string
 	dir, filter, out, root, bin, bugs, logs *string
 }
 
-func addWindowFlags(fs *flag.FlagSet, defaultOut string) *windowFlags {
+func addWindowFlags(fs *verbFlags, defaultOut string) *windowFlags {
 	return &windowFlags{
-		dir:    fs.String("windows", "windows", "directory of window definitions (*.yaml)"),
+		verb:   fs.verb,
+		dir:    fs.String("windows", "windows", "directory of window definitions: DIR/*.yaml only; windows in its subdirectories (windows/podman) are not run, and the output names them"),
 		filter: fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'"),
 		out:    fs.String("results", defaultOut, "JSONL file rows are appended to"),
 		root:   fs.String("state-root", model.DefaultStateRoot, "refsup state root"),
@@ -70,17 +75,36 @@ func addWindowFlags(fs *flag.FlagSet, defaultOut string) *windowFlags {
 type windowSession struct {
 	windows []model.Window
 	runner  windowRunner
+	// leftOut names the windows under the directory's subdirectories,
+	// which are not run ("" when there are none).
+	leftOut string
 	*runner.Session
 }
 
-// open selects the windows and opens the runner's session.
+// loadWindows loads DIR/*.yaml; a DIR that is not a directory is a usage
+// error.
+func (f *windowFlags) loadWindows() ([]model.Window, error) {
+	if st, err := os.Stat(*f.dir); err != nil || !st.IsDir() {
+		return nil, usagef(f.verb, "--windows %s: not a directory of window definitions", *f.dir)
+	}
+	return runner.LoadWindows(*f.dir)
+}
+
+// open selects the windows, says which windows under the directory it
+// leaves out, and opens the runner's session.
 func (f *windowFlags) open(stdout io.Writer) (*windowSession, error) {
-	ws, err := runner.LoadWindows(*f.dir)
+	ws, err := f.loadWindows()
 	if err != nil {
 		return nil, err
 	}
+	n := len(ws)
 	if ws, err = runner.Select(ws, *f.filter); err != nil {
-		return nil, fmt.Errorf("--label-filter: %w", err)
+		return nil, usageErr(f.verb, "--label-filter", err)
+	}
+	left := leftOut(*f.dir)
+	fmt.Fprintf(stdout, "%s: %d of the %d windows of %s\n", f.verb, len(ws), n, filepath.Join(*f.dir, "*.yaml"))
+	if left != "" {
+		fmt.Fprintf(stdout, "%s: %s\n", f.verb, left)
 	}
 	var bugs []string
 	if *f.bugs != "" {
@@ -91,7 +115,46 @@ func (f *windowFlags) open(stdout io.Writer) (*windowSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &windowSession{windows: ws, runner: s.Runner, Session: s}, nil
+	return &windowSession{windows: ws, runner: s.Runner, leftOut: left, Session: s}, nil
+}
+
+// leftOut names the windows defined in dir's subdirectories, which a run
+// of dir leaves out: a subdirectory of window definitions is a suite of
+// its own (windows/podman), run with --windows naming it. A subdirectory
+// whose *.yaml files do not load as windows is not named. "" when there
+// are none.
+func leftOut(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if yamls, _ := filepath.Glob(filepath.Join(sub, "*.yaml")); len(yamls) == 0 {
+			continue
+		}
+		ws, err := runner.LoadWindows(sub)
+		if err != nil || len(ws) == 0 {
+			// Not window definitions (windows/podman/expected holds the
+			// podman suite's expected outcomes); a broken definition is
+			// its own suite's to report.
+			continue
+		}
+		drivers := map[string]bool{}
+		for _, w := range ws {
+			drivers[cmp.Or(w.Driver, model.DefaultDriver)] = true
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s, driver %s)", sub, count(len(ws), "window"), strings.Join(slices.Sorted(maps.Keys(drivers)), ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("NOT RUN: the windows under %s; --windows reads one directory's *.yaml, never its subdirectories, which are suites of their own: run each with --windows naming it (their supervisor's prerequisites: faultwin doctor)",
+		strings.Join(parts, ", "))
 }
 
 // closeSession seals the session's rows (if not sealed with a note already)
@@ -110,15 +173,33 @@ type windowRunner interface {
 	Run(ctx context.Context, w model.Window) (*runner.Outcome, error)
 }
 
+const runUsage = `usage: faultwin run [--windows DIR] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN] [--bugs LIST] [--logs DIR]
+
+Runs the windows defined in DIR/*.yaml (default windows/*.yaml, the refsup
+windows), or those a ginkgo label filter selects, one at a time against
+their supervisor, and appends one row per window to the results file as
+one sealed session (see faultwin replay -h). One progress line per window,
+then the count of each status.
+
+DIR's subdirectories are not read: each is a suite of its own, run with
+--windows naming it. windows/podman holds the podman windows, whose
+verdicts are findings about podman that their suite (make windows-podman)
+checks against windows/podman/expected/outcomes.yaml. The output's first
+lines name every window left out that way.
+
+Exit status: 0 all PASS, 1 a FAIL, 2 INVALID but no FAIL or ERROR, 3 an
+ERROR (also when the run stops because the harness could not run a window
+or record its row); 64 a usage error.
+`
+
 func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlags(stdout, "run", runUsage)
 	wf := addWindowFlags(fs, "out/windows.jsonl")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("run: unexpected arguments %q", fs.Args())
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	s, err := wf.open(stdout)
 	if err != nil {
@@ -138,8 +219,9 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error
 			_, err = s.Record(o)
 		}
 		if err != nil {
+			// The harness broke: an ERROR, like the soak's row for it.
 			err = fmt.Errorf("window %s: %w", win.ID, err)
-			return errors.Join(err, s.Seal("stopped: "+err.Error()))
+			return errors.Join(statusExit{exitError, "run stopped: the harness broke"}, err, s.Seal("stopped: "+err.Error()))
 		}
 		counts[o.Verdict.Status]++
 		elapsed := time.Since(t0)
@@ -150,5 +232,8 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error
 	fmt.Fprintf(stdout, "%d windows in %s: %d PASS, %d FAIL, %d INVALID, %d ERROR; rows in %s\n", len(ws),
 		time.Since(t0).Round(time.Millisecond), counts[model.StatusPass], counts[model.StatusFail],
 		counts[model.StatusInvalid], counts[model.StatusError], s.Results)
+	if s.leftOut != "" {
+		fmt.Fprintf(stdout, "run: %s\n", s.leftOut)
+	}
 	return exitFor(counts)
 }

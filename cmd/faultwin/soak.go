@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -18,7 +17,7 @@ import (
 	"faultwin/windows/runner"
 )
 
-const soakUsage = `usage: faultwin soak [-n 20] [--shard k/n] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
+const soakUsage = `usage: faultwin soak [-n 20] [--shard k/n] [--windows DIR] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
        faultwin soak --summary FILE|DIR...
 
 Runs N full passes over the selected windows, one at a time, appending every
@@ -32,10 +31,10 @@ end, one summary line per window:
 
   W3_30  19/20 pass  (95% Wilson [0.76, 0.99])  FAIL 1  INVALID 0  ERROR 0  load 0.31/0.52/1.20  4.1s
 
-The pass rate is PASS / (PASS + FAIL): INVALID rs (unclean host, fault not
-fired, precondition not reached) and ERROR rs (the harness broke) measured
+The pass rate is PASS / (PASS + FAIL): INVALID rows (unclean host, fault not
+fired, precondition not reached) and ERROR rows (the harness broke) measured
 nothing about the supervisor, so they are excluded from the rate and counted
-apart. --summary prints the same summary for rs already written, per file,
+apart. --summary prints the same summary for rows already written, per file,
 without running anything.
 
 --shard k/n runs shard k of n of the soak, so n machines share one soak:
@@ -51,38 +50,45 @@ files together.
 The rows are one session of the results file, sealed when the soak ends
 (see faultwin replay -h); a file whose last session has no seal is refused.
 
-Exit status over the rs summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
+The windows are those of DIR/*.yaml (--windows, default windows/*.yaml, the
+refsup windows). DIR's subdirectories are not read: each is a suite of its
+own (windows/podman: the podman windows, whose verdicts are findings about
+podman), soaked with --windows naming it. The output's first lines, and
+its last, name every window left out that way.
+
+Exit status over the rows summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
 unknown status but no FAIL or ERROR, 3 an ERROR (a soak that cannot write
-its rs also exits 3); with --summary, 1 as well when a file's chain is
+its rows also exits 3); with --summary, 1 as well when a file's chain is
 broken, it cannot be read to its end, or a session of it has no seal.
+64 a usage error, also when --summary names a path that does not exist,
+an empty (0-byte) file, or files that hold no rows at all (as replay and
+report).
 `
 
 // runSoak is `faultwin soak`.
 func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
-	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, soakUsage); fs.PrintDefaults() }
+	fs := newFlags(stdout, "soak", soakUsage)
 	n := fs.Int("n", 20, "full passes over the selected windows")
 	summary := fs.Bool("summary", false, "summarise the rows of FILE|DIR... instead of running")
 	shardFlag := fs.String("shard", "", "run shard `k/n` of the soak's (window, pass) pairs (1 <= k <= n)")
 	wf := addWindowFlags(fs, "out/soak.jsonl")
-	if err := fs.Parse(args); err != nil {
-		return helpOK(err)
+	if err := fs.parse(args); err != nil {
+		return err
 	}
 	if *summary {
 		return soakSummary(stdout, fs.Args())
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("soak: unexpected arguments %q (did you mean --summary?)", fs.Args())
+		return fs.usagef("unexpected arguments %q (did you mean --summary?)", fs.Args())
 	}
 	if *n < 1 {
-		return fmt.Errorf("soak: -n %d: want at least one pass", *n)
+		return fs.usagef("-n %d: want at least one pass", *n)
 	}
 	var shard *review.Shard
 	if *shardFlag != "" {
 		sh, err := review.ParseShard(*shardFlag)
 		if err != nil {
-			return fmt.Errorf("soak: %w", err)
+			return usageErr("soak", "", err) // it names --shard and its value
 		}
 		shard = &sh
 	}
@@ -155,7 +161,7 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 			// nothing more: stop, and say so as a harness error.
 			msg := fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, p.Pass, err)
 			serr := soakEnd(stdout, s, rs, passes, t0)
-			return errors.Join(statusExit{3, msg}, serr, s.Seal("stopped: "+msg))
+			return errors.Join(statusExit{exitError, msg}, serr, s.Seal("stopped: "+msg))
 		}
 		rs = append(rs, *row)
 		passes = append(passes, p.Pass)
@@ -188,8 +194,11 @@ func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, passes []int, t0
 	if err := review.WriteSummary(stdout, review.SummarizePasses(rs, passes)); err != nil {
 		return err
 	}
+	if s.leftOut != "" {
+		fmt.Fprintf(stdout, "soak: %s\n", s.leftOut)
+	}
 	if len(rs) == 0 {
-		return statusExit{3, "soak: no row was written"}
+		return statusExit{exitError, "soak: no row was written"}
 	}
 	return exitFor(statusCounts(rs))
 }
@@ -198,9 +207,9 @@ func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, passes []int, t0
 // apart, since pass numbers and load belong to one file's runs. Open and
 // seal markers are not rows: they are checked, not summarised.
 func soakSummary(stdout io.Writer, args []string) error {
-	paths, err := jsonlFiles(args)
+	paths, err := evidenceFiles("soak", args)
 	if err != nil {
-		return fmt.Errorf("soak --summary: %w", err)
+		return err
 	}
 	var all []rows.Row
 	var broken []error
@@ -237,13 +246,13 @@ func soakSummary(stdout io.Writer, args []string) error {
 		fmt.Fprintln(stdout, u)
 	}
 	if len(broken) > 0 {
-		return statusExit{1, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
+		return statusExit{exitFail, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
 	}
 	if len(unsealed) > 0 {
-		return statusExit{1, fmt.Sprintf("soak --summary: %d session(s) without a seal (see the lines above): the run never finished or the file was cut; run `faultwin replay` on them", len(unsealed))}
+		return statusExit{exitFail, fmt.Sprintf("soak --summary: %d session(s) without a seal (see the lines above): the run never finished or the file was cut; run `faultwin replay` on them", len(unsealed))}
 	}
 	if len(all) == 0 {
-		return statusExit{2, "soak --summary: no rows: nothing was measured"}
+		return noRows("soak", paths)
 	}
 	return exitFor(statusCounts(all))
 }

@@ -211,10 +211,10 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestSoakFlags(t *testing.T) {
-	if _, code, err := runVerb(t, "soak", "-n", "0"); code != 1 || !strings.Contains(err.Error(), "at least one pass") {
+	if _, code, err := runVerb(t, "soak", "-n", "0"); code != exitUsage || !strings.Contains(err.Error(), "at least one pass") {
 		t.Errorf("-n 0: exit %d %v", code, err)
 	}
-	if _, code, err := runVerb(t, "soak", "extra"); code != 1 || !strings.Contains(err.Error(), "--summary") {
+	if _, code, err := runVerb(t, "soak", "extra"); code != exitUsage || !strings.Contains(err.Error(), "--summary") {
 		t.Errorf("stray argument: exit %d %v", code, err)
 	}
 	missing := filepath.Join(t.TempDir(), "refsup")

@@ -1,38 +1,51 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"faultwin/drivers/catalog"
-	"faultwin/drivers/described"
 	"faultwin/drivers/reclaim"
 	"faultwin/internal/model"
 	"faultwin/snapshots"
 	"faultwin/windows/runner"
 )
 
+const sweepUsage = `usage: faultwin sweep [--state-root DIR] [--refsup BIN] [--reclaim-names]
+
+Cleans a host after an interrupted run. Each run under the state root is
+swept by its own supervisor's sweep, through the driver whose run its state
+dir says it is (the harness never cleans up on a supervisor's behalf); a
+described supervisor's run (podman) is then given the harness's last resort
+on what its sweep left. Then the decoys the harness itself planted are
+removed, and what runs whose state dir is gone left behind (processes tied
+to a run by tag, namespace or cgroup; empty cgroups of those runs) is
+killed or removed. Anything not tied to a faultwin run is named and left.
+
+Exit status: 0 when every sweep and removal succeeded, 1 when one failed,
+64 a usage error.
+`
+
 // runSweep cleans a host after an interrupted run: it calls each dead run's
 // own supervisor sweep (the harness never cleans up on a supervisor's
 // behalf), then removes only the decoys the harness itself planted, then
 // what runs whose state directory is gone left behind (sweepOrphans).
 func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
-	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlags(stdout, "sweep", sweepUsage)
 	root := fs.String("state-root", model.DefaultStateRoot, "refsup state root")
 	bin := fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary")
 	names := fs.Bool("reclaim-names", false, "for runs of a described supervisor (podman), also remove the host-global names its description claims (named netns, bridge ports, chains); without it they are only listed, since outside a window they may be another user's")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(*root)
@@ -58,18 +71,7 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	sort.Strings(runs)
 	var errs []error
 	for _, run := range runs {
-		if name := described.DriverOf(filepath.Join(*root, run)); name != "" {
-			errs = append(errs, sweepDescribed(ctx, stdout, *root, run, name, *names))
-			continue
-		}
-		cmd := exec.CommandContext(ctx, *bin, "sweep", "--root", *root, "--run", run)
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		if err := cmd.Run(); err != nil {
-			errs = append(errs, fmt.Errorf("refsup sweep of run %s: %w: %s", run, err, strings.TrimSpace(stderr.String())))
-			continue
-		}
-		fmt.Fprintf(stdout, "sweep: run %s: %s\n", run, strings.TrimSpace(out.String()))
+		errs = append(errs, sweepRun(ctx, stdout, catalog.Options{Bin: *bin, StateRoot: *root}, run, *names))
 	}
 	for _, dir := range planted {
 		if err := runner.RemovePlanted(dir); err != nil {
@@ -88,25 +90,26 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	return errors.Join(errs...)
 }
 
-// sweepDescribed cleans a run of a supervisor described as data: its own
-// sweep twice, then the harness's last resort on what is left (the run's
-// processes, mounts under its state dir, cgroups, the state dir; the
-// host-global names only with --reclaim-names).
-func sweepDescribed(ctx context.Context, stdout io.Writer, root, run, name string, names bool) error {
-	desc := catalog.Description(name)
-	if desc == nil {
-		return fmt.Errorf("run %s: its state dir names supervisor %q, which no description defines (%v)", run, name, catalog.Err())
-	}
-	reports, err := described.SweepRun(ctx, desc, root, run)
+// sweepRun cleans one dead run: its supervisor's own sweep, through the
+// driver that owns the run, then, for a supervisor described as data, the
+// harness's last resort on what is left (the run's processes, mounts under
+// its state dir, cgroups, the state dir; the host-global names only with
+// --reclaim-names).
+func sweepRun(ctx context.Context, stdout io.Writer, o catalog.Options, run string, names bool) error {
+	name, reports, err := catalog.SweepDead(ctx, o, run)
 	for i, r := range reports {
-		fmt.Fprintf(stdout, "sweep: run %s: %s sweep %d: %d errors\n", run, name, i+1, len(r.Errors))
+		fmt.Fprintf(stdout, "sweep: run %s: %s sweep %d: %s\n", run, name, i+1, sweepText(r))
 	}
 	if err != nil {
-		return fmt.Errorf("%s sweep of run %s: %w", name, run, err)
+		return fmt.Errorf("run %s: %w", run, err)
 	}
-	roots := runner.AllRoots(snapshots.DefaultRoots(root))
-	r := reclaim.Run(ctx, reclaim.Plan{Scope: model.NewScope(root, run), Roots: roots,
-		EmptyTables: desc.Reclaim.EmptyTables, RemoveStateDir: true, Names: names})
+	tables, ok := catalog.LastResort(name)
+	if !ok {
+		return nil
+	}
+	roots := runner.AllRoots(snapshots.DefaultRoots(o.StateRoot))
+	r := reclaim.Run(ctx, reclaim.Plan{Scope: model.NewScope(o.StateRoot, run), Roots: roots,
+		EmptyTables: tables, RemoveStateDir: true, Names: names})
 	b, _ := json.Marshal(r)
 	fmt.Fprintf(stdout, "sweep: run %s: last resort after %s's sweep: %s\n", run, name, b)
 	if !names {
@@ -118,17 +121,42 @@ func sweepDescribed(ctx context.Context, stdout io.Writer, root, run, name strin
 	return nil
 }
 
+// sweepText sums up one sweep's report: what it did, its errors.
+func sweepText(r model.SweepReport) string {
+	var parts []string
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"killed", len(r.Killed)}, {"unmounted", len(r.Unmounted)}, {"links deleted", len(r.LinksDeleted)},
+		{"tables deleted", len(r.TablesDeleted)}, {"files removed", len(r.FilesRemoved)},
+		{"sysctls restored", len(r.SysctlsRestored)}, {"cgroups removed", len(r.CgroupsRemoved)},
+		{"survivors", len(r.Survivors)}, {"refused", len(r.Refused)}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c.what, c.n))
+		}
+	}
+	if r.LedgerRemoved {
+		parts = append(parts, "ledger removed")
+	}
+	parts = append(parts, count(len(r.Errors), "error"))
+	s := strings.Join(parts, ", ")
+	if len(r.Errors) > 0 {
+		s += ": " + strings.Join(r.Errors, "; ")
+	}
+	return s
+}
+
 // sweepNames removes what the described supervisors claim under host-global
 // names when no run is left to tie it to (--reclaim-names only).
 func sweepNames(stdout io.Writer, root string) error {
 	roots := runner.AllRoots(snapshots.DefaultRoots(root))
 	var errs []error
 	for _, name := range catalog.Names() {
-		desc := catalog.Description(name)
-		if desc == nil {
+		tables, ok := catalog.LastResort(name)
+		if !ok {
 			continue
 		}
-		r := reclaim.Names(roots, desc.Reclaim.EmptyTables)
+		r := reclaim.Names(roots, tables)
 		if !r.Empty() {
 			b, _ := json.Marshal(r)
 			fmt.Fprintf(stdout, "sweep: host-global names of %s: %s\n", name, b)

@@ -6,6 +6,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -125,4 +126,63 @@ func New(name string, o Options) (drivers.Driver, error) {
 		return nil, fmt.Errorf("unknown driver %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return e.make(o), nil
+}
+
+// Owner names the driver a run's state dir belongs to: the described
+// supervisor its marker names, else the built-in driver.
+func Owner(stateDir string) string {
+	if name := described.DriverOf(stateDir); name != "" {
+		return name
+	}
+	return model.DefaultDriver
+}
+
+// SweepDead runs, on run under o.StateRoot, the own sweep of the
+// supervisor whose run it is (Owner), through the driver's
+// drivers.DeadSweeper. It returns the driver's name and each sweep's
+// report.
+func SweepDead(ctx context.Context, o Options, run string) (string, []model.SweepReport, error) {
+	name := Owner(model.StateDir(o.StateRoot, run))
+	d, err := New(name, o)
+	if err != nil {
+		return name, nil, fmt.Errorf("its state dir names supervisor %q: %w", name, err)
+	}
+	defer d.Close()
+	s, ok := d.(drivers.DeadSweeper)
+	if !ok {
+		return name, nil, fmt.Errorf("driver %s cannot sweep a run outside a window", name)
+	}
+	reports, err := s.SweepDead(ctx, run)
+	return name, reports, err
+}
+
+// LastResort says whether the harness's last resort (drivers/reclaim)
+// follows the own sweep of name's runs, and which nft tables it may remove
+// once empty: so for a supervisor described as data, whose sweep faultwin
+// did not write; never for refsup.
+func LastResort(name string) (emptyTables []string, ok bool) {
+	d := Description(name)
+	if d == nil {
+		return nil, false
+	}
+	return slices.Clone(d.Reclaim.EmptyTables), true
+}
+
+// HostChecks runs the host checks of every known driver that has any
+// (drivers.HostChecker), in name order: what their supervisors need
+// beyond faultwin's own prerequisites. path is the PATH to search ("" for
+// the process's).
+func HostChecks(ctx context.Context, path string) []drivers.Prerequisite {
+	var out []drivers.Prerequisite
+	for _, name := range Names() {
+		d, err := New(name, Options{})
+		if err != nil {
+			continue
+		}
+		if hc, ok := d.(drivers.HostChecker); ok {
+			out = append(out, hc.CheckHost(ctx, path)...)
+		}
+		_ = d.Close()
+	}
+	return out
 }

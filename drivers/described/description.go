@@ -27,9 +27,13 @@ type Description struct {
 	Name    string `yaml:"name"`
 	Summary string `yaml:"summary"`
 	// Binary is the supervisor's executable, looked up on PATH after
-	// PathPrepend (doctor checks it is there).
+	// PathPrepend. Unless Requires names it, doctor checks it is there
+	// and, with VersionArgs, that it runs.
 	Binary      string   `yaml:"binary"`
 	VersionArgs []string `yaml:"version_args"`
+	// Requires is what the supervisor needs of the host, checked by
+	// `faultwin doctor` after faultwin's own prerequisites.
+	Requires []Requirement `yaml:"requires"`
 	// PathPrepend comes before the harness's PATH for every command, so the
 	// supervisor finds the right helpers (CRIU 4.2 before an older one).
 	PathPrepend []string `yaml:"path_prepend"`
@@ -376,6 +380,7 @@ func (c *checker) check(d *Description) {
 			c.addf(fmt.Sprintf("shared[%d].why", i), "missing; say why the supervisor keeps %s by design", s.Key)
 		}
 	}
+	c.requires(d.Requires)
 	for i, t := range d.Reclaim.EmptyTables {
 		if fam, name, ok := strings.Cut(t, " "); !ok || fam == "" || name == "" {
 			c.addf(fmt.Sprintf("reclaim.empty_tables[%d]", i), "%q: write <family> <table>, like \"ip nat\"", t)

@@ -1,6 +1,9 @@
 // Package doctor checks that a host can run faultwin windows for real: every
 // check probes the real kernel feature (a namespace is entered, a veth made,
 // an nft table written) instead of trusting a file that says it exists.
+// These are faultwin's own prerequisites; what a driver's supervisor needs
+// besides (podman's requires: list) comes from the driver, through
+// drivers/catalog.
 package doctor
 
 import (
@@ -68,12 +71,6 @@ func Run(ctx context.Context, cfg Config) []Check {
 		checkCRIUCheck,
 		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "Xvfb", "xvfb") },
 		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "openbox", "openbox") },
-		checkPodman,
-		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "runc", "runc") },
-		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "conmon", "conmon") },
-		func(ctx context.Context, cfg Config) Check { return checkTool(cfg, "iptables", "iptables") },
-		checkNetavark,
-		checkBusybox,
 	}
 	out := make([]Check, 0, len(checks))
 	for _, f := range checks {
