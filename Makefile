@@ -111,7 +111,8 @@ podman-in-test:
 	$(MAKE) windows-podman DRIFT=warn
 	@if [[ -s $(OUT)/podman-drift.txt ]]; then echo "podman: verdicts not seen before (findings to review, not failures):"; cat $(OUT)/podman-drift.txt; else echo "podman: every verdict as expected/outcomes.yaml lists"; fi
 
-## run: the main job for a newcomer: install, build, check the host, run every window
+## run: the main job for a newcomer: install, build, check the host, run the windows of windows/*.yaml
+## (the podman windows under windows/podman are not among them: make windows-podman; faultwin run names them)
 run: deps build
 	$(FAULTWIN) doctor
 	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
