@@ -78,6 +78,22 @@ type Operation struct {
 	Run   Command `yaml:"run"`
 	Needs Needs   `yaml:"needs"`
 	Desc  string  `yaml:"desc"`
+	// Phases are the operation's phases as seen from outside, in order;
+	// each is entered by one kind of evidence (none: the operation's start).
+	// A kill lands in the latest phase entered before it.
+	Phases []Phase `yaml:"phases"`
+}
+
+// Phase is one phase of an operation and the evidence that it began: a
+// role appeared, a role is gone, a role forked, or a process of the run
+// joined a cgroup matching a glob ("{run}" and other placeholders expand).
+type Phase struct {
+	Name     string `yaml:"name"`
+	Appeared string `yaml:"appeared"`
+	Gone     string `yaml:"gone"`
+	Forked   string `yaml:"forked"`
+	Cgroup   string `yaml:"cgroup"`
+	Desc     string `yaml:"desc"`
 }
 
 // Needs is the least precondition an operation acts on.
@@ -95,16 +111,24 @@ type Role struct {
 	// Parent comms tell the real work from a probe by the same tool.
 	Parent []string `yaml:"parent"`
 	Top    bool     `yaml:"top"`
+	// Holds: path globs ("{state}/storage/*/userdata/checkpoint") one of
+	// which the process has open or as its cwd: what it works on, which
+	// tells a tool's real work from a probe by the same tool.
+	Holds []string `yaml:"holds"`
 }
 
 // Point is an external trigger point.
 type Point struct {
-	Name      string   `yaml:"name"`
-	Operation string   `yaml:"operation"`
-	Watch     string   `yaml:"watch"`
-	Kill      []string `yaml:"kill"`
-	Timed     bool     `yaml:"timed"`
-	Desc      string   `yaml:"desc"`
+	Name      string `yaml:"name"`
+	Operation string `yaml:"operation"`
+	// Watch is the role whose first appearance starts the clock
+	// ("operation": the operation's start); Phase instead starts it when
+	// the operation enters that phase. A point gives one of the two.
+	Watch string   `yaml:"watch"`
+	Phase string   `yaml:"phase"`
+	Kill  []string `yaml:"kill"`
+	Timed bool     `yaml:"timed"`
+	Desc  string   `yaml:"desc"`
 }
 
 // Owns lists the host-global names the supervisor makes for a run.
@@ -143,6 +167,7 @@ const MaxFileBytes = 256 << 10
 
 var (
 	namePattern  = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+	phasePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
 	pointPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`)
 	placeholder  = regexp.MustCompile(`\{([a-z_]+)\}`)
 )
@@ -313,6 +338,7 @@ func (c *checker) check(d *Description) {
 		if op.Needs.Checkpoint && len(d.Precondition.Checkpoint) == 0 {
 			c.addf("operations."+name+".needs.checkpoint", "needs a checkpoint but precondition.checkpoint has no command")
 		}
+		c.phases(d, "operations."+name+".phases", op.Phases, vars)
 	}
 	if len(d.Sweep) == 0 {
 		c.addf("sweep", "missing; give the supervisor's own cleanup commands")
@@ -327,6 +353,12 @@ func (c *checker) check(d *Description) {
 		}
 		if len(r.Comm) == 0 {
 			c.addf("roles."+name+".comm", "missing; give the comm (at most %d characters) of the role's processes", model.CommLen)
+		}
+		for i, g := range r.Holds {
+			c.command(fmt.Sprintf("roles.%s.holds[%d]", name, i), Command{g}, vars, false)
+			if _, err := path.Match(g, "/"); err != nil || !(strings.HasPrefix(g, "/") || strings.HasPrefix(g, "{")) {
+				c.addf(fmt.Sprintf("roles.%s.holds[%d]", name, i), "%q: give an absolute path glob, like {state}/storage/*/userdata/checkpoint", g)
+			}
 		}
 		for i, cm := range r.Comm {
 			if cm == "" || len(cm) > model.CommLen {
@@ -349,8 +381,21 @@ func (c *checker) check(d *Description) {
 		} else if !strings.HasPrefix(p.Name, p.Operation+".") {
 			c.addf(f+".name", "%q: a point of operation %s is named %s.<instant>", p.Name, p.Operation, p.Operation)
 		}
-		if _, ok := d.Roles[p.Watch]; !ok && p.Watch != model.WatchOperation {
-			c.addf(f+".watch", "%q is not a role (have: %s)", p.Watch, strings.Join(append(slices.Sorted(maps.Keys(d.Roles)), model.WatchOperation), ", "))
+		switch {
+		case p.Phase != "" && p.Watch != "":
+			c.addf(f+".phase", "give watch or phase, not both")
+		case p.Phase == model.AnyPhase:
+			if op, ok := d.Operations[p.Operation]; ok && len(op.Phases) == 0 {
+				c.addf(f+".phase", "operation %s declares no phases for a window to name", p.Operation)
+			}
+		case p.Phase != "":
+			if op, ok := d.Operations[p.Operation]; ok && !slices.ContainsFunc(op.Phases, func(ph Phase) bool { return ph.Name == p.Phase }) {
+				c.addf(f+".phase", "%q is not a phase of operation %s (have: %s)", p.Phase, p.Operation, strings.Join(phaseNames(op.Phases), ", "))
+			}
+		default:
+			if _, ok := d.Roles[p.Watch]; !ok && p.Watch != model.WatchOperation {
+				c.addf(f+".watch", "%q is not a role (have: %s)", p.Watch, strings.Join(append(slices.Sorted(maps.Keys(d.Roles)), model.WatchOperation), ", "))
+			}
 		}
 		if len(p.Kill) == 0 {
 			c.addf(f+".kill", "missing; name the roles to SIGKILL, in order")
@@ -388,6 +433,53 @@ func (c *checker) check(d *Description) {
 	}
 }
 
+// phases checks an operation's phases: named once each, one kind of
+// evidence each, naming roles the description has.
+func (c *checker) phases(d *Description, field string, phases []Phase, vars []string) {
+	seen := map[string]bool{}
+	for i, ph := range phases {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case !phasePattern.MatchString(ph.Name):
+			c.addf(f+".name", "%q: a phase is named in lower case with underscores, like criu_restoring", ph.Name)
+		case seen[ph.Name]:
+			c.addf(f+".name", "%q repeated", ph.Name)
+		}
+		seen[ph.Name] = true
+		kinds := 0
+		for _, e := range []struct{ key, role string }{{"appeared", ph.Appeared}, {"gone", ph.Gone}, {"forked", ph.Forked}} {
+			if e.role == "" {
+				continue
+			}
+			kinds++
+			if _, ok := d.Roles[e.role]; !ok {
+				c.addf(f+"."+e.key, "%q is not a role (have: %s)", e.role, strings.Join(slices.Sorted(maps.Keys(d.Roles)), ", "))
+			}
+		}
+		if ph.Cgroup != "" {
+			kinds++
+			c.command(f+".cgroup", Command{ph.Cgroup}, vars, false)
+			if !strings.HasPrefix(ph.Cgroup, "/") {
+				c.addf(f+".cgroup", "%q: give the cgroup path glob from its root, like /faultwin/{run}/libpod-*", ph.Cgroup)
+			}
+		}
+		if kinds > 1 {
+			c.addf(f, "gives %d kinds of evidence; a phase is entered by one (appeared, gone, forked or cgroup)", kinds)
+		}
+		if kinds == 0 && i > 0 {
+			c.addf(f, "no evidence: only the first phase is entered at the operation's start; give appeared, gone, forked or cgroup")
+		}
+	}
+}
+
+func phaseNames(phases []Phase) []string {
+	out := make([]string, len(phases))
+	for i, ph := range phases {
+		out[i] = ph.Name
+	}
+	return out
+}
+
 func (c *checker) optional(field string, cmd Command, vars []string) {
 	if len(cmd) > 0 {
 		c.command(field, cmd, vars, true)
@@ -419,15 +511,25 @@ func (d *Description) Spec() model.DriverSpec {
 	ops := slices.Sorted(maps.Keys(d.Operations))
 	pts := make([]model.Point, 0, len(d.Points))
 	for _, p := range d.Points {
+		watch := p.Watch
+		if p.Phase != "" {
+			watch = model.PhaseWatch
+		}
 		pts = append(pts, model.Point{Name: p.Name, Operation: p.Operation, Timed: p.Timed,
 			CRIU: p.Watch == "criu" || slices.Contains(p.Kill, "criu"), Desc: strings.Join(strings.Fields(p.Desc), " "),
-			Watch: p.Watch, Kill: slices.Clone(p.Kill)})
+			Watch: watch, Phase: p.Phase, Kill: slices.Clone(p.Kill)})
+	}
+	phases := map[string][]string{}
+	for name, op := range d.Operations {
+		if len(op.Phases) > 0 {
+			phases[name] = phaseNames(op.Phases)
+		}
 	}
 	names := model.HostNames{Links: d.Owns.Links, Netns: d.Owns.Netns, Chains: d.Owns.Chains}
 	for _, s := range d.Shared {
 		names.Shared = append(names.Shared, s.Key)
 	}
-	return model.DriverSpec{Name: d.Name, Operations: ops, Points: pts, Precondition: d.precondition,
+	return model.DriverSpec{Name: d.Name, Operations: ops, Points: pts, Phases: phases, Precondition: d.precondition,
 		Names: names, Source: d.File}
 }
 

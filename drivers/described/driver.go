@@ -145,6 +145,12 @@ func (d *Driver) Arm(_ context.Context, f model.Fault) error {
 	if !ok {
 		return fmt.Errorf("%s publishes no point %q", d.desc.Name, f.Point)
 	}
+	if pt.Phase == model.AnyPhase {
+		if f.LandsIn == "" {
+			return fmt.Errorf("%s point %s starts its clock at the phase the window names, and the window names none (lands_in)", d.desc.Name, f.Point)
+		}
+		pt.Phase = f.LandsIn
+	}
 	d.fault, d.point = f, pt
 	return nil
 }
@@ -169,6 +175,7 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 	d.opStart, _ = triggers.Identify(cmd.Process.Pid)
 	plan := triggers.Plan{
 		Run: d.run, Roles: d.roles(), Watch: d.point.Watch, Kill: d.point.Kill,
+		Phases: d.phases(op), WatchPhase: d.point.Phase,
 		Delay:  time.Duration(d.fault.DelayMS) * time.Millisecond,
 		Within: d.timeout(), GoneWait: 3 * time.Second,
 	}
@@ -226,6 +233,9 @@ func (d *Driver) Reap(ctx context.Context) (model.Death, error) {
 	}
 	if d.result != nil {
 		death.Victims = d.result.Victims
+		if d.result.Fired {
+			death.Landing = d.result.Landing
+		}
 		if !d.result.Fired {
 			death.Note = joinNote(death.Note, "trigger did not fire: "+d.result.Reason)
 		}
@@ -288,7 +298,21 @@ func (d *Driver) roles() []triggers.Role {
 	var out []triggers.Role
 	for _, name := range slices.Sorted(maps.Keys(d.desc.Roles)) {
 		r := d.desc.Roles[name]
-		out = append(out, triggers.Role{Name: name, Comms: r.Comm, Argv: r.Argv, Parent: r.Parent, Top: r.Top})
+		out = append(out, triggers.Role{Name: name, Comms: r.Comm, Argv: r.Argv, Parent: r.Parent, Top: r.Top,
+			Holds: d.expand(r.Holds, 1)})
+	}
+	return out
+}
+
+// phases turns the operation's phases into the trigger's.
+func (d *Driver) phases(op string) []triggers.Phase {
+	var out []triggers.Phase
+	for _, ph := range d.desc.Operations[op].Phases {
+		cg := ""
+		if ph.Cgroup != "" {
+			cg = d.expand(Command{ph.Cgroup}, 1)[0]
+		}
+		out = append(out, triggers.Phase{Name: ph.Name, Appeared: ph.Appeared, Gone: ph.Gone, Forked: ph.Forked, Cgroup: cg})
 	}
 	return out
 }
