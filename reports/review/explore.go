@@ -17,7 +17,8 @@ import (
 // computed from the rows alone, so a reviewer redraws it from the file.
 
 // Outcome is what one kill left: where in the operation it landed (the
-// last point the supervisor passed before the kill), whether a CRIU process
+// last point the supervisor passed before the kill, or for an external
+// kill the phase its driver saw it land in), whether a CRIU process
 // was alive at the death, and the verdict.
 type Outcome struct {
 	Landed    string `json:"landed"`     // "restore.criu_setup_namespaces"; "start" when none passed
@@ -47,11 +48,20 @@ func OutcomeOf(r rows.Row) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("%s: decoding input: %w", r.Window.ID, err)
 	}
 	o := Outcome{Landed: "start", Status: r.Status}
-	for _, tp := range in.Trace {
-		if tp.Fired {
-			break
+	if l := in.Death.Landing; l != nil {
+		// An external kill's driver observed the operation's phases: the
+		// phase the kill landed in is where it left the operation.
+		o.Landed = "phase " + l.Phase
+		if l.Phase == "" {
+			o.Landed = "start"
 		}
-		o.Landed = tp.Point
+	} else {
+		for _, tp := range in.Trace {
+			if tp.Fired {
+				break
+			}
+			o.Landed = tp.Point
+		}
 	}
 	for _, p := range in.AfterDeath.Processes {
 		if p.Comm == model.CRIUComm && !p.Zombie() && !p.Decoy {

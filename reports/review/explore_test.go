@@ -37,6 +37,24 @@ func kill(t *testing.T, d int, point string, criu bool, status string) rows.Row 
 	return rows.Row{Window: w, Input: b, Status: status}
 }
 
+// An external kill is classed by the phase it landed in, not by the last
+// trace point (appearances and phases are listed by kind, not by time).
+func TestOutcomeOfLanding(t *testing.T) {
+	w := model.Window{ID: "PR1_50", Family: "PR1", Driver: "podman", Operation: "restore",
+		Fault: model.Fault{Point: "restore.op", DelayMS: 50}, Criteria: []string{model.F1}}
+	in := criteria.Input{Window: w, Trace: []model.TracePoint{
+		{Point: "phase prepare"}, {Point: "phase runc"}, {Point: "phase conmon"}, {Point: "restore.op", Fired: true}},
+		Death: model.Death{Landing: &model.Landing{Phase: "runc", Seen: []model.PhaseSeen{{Name: "prepare"}, {Name: "runc"}, {Name: "conmon"}}}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := OutcomeOf(rows.Row{Window: w, Input: b, Status: model.StatusPass})
+	if err != nil || o.Class() != "after phase runc" {
+		t.Fatalf("class %q (%v), want after phase runc", o.Class(), err)
+	}
+}
+
 func TestMapKills(t *testing.T) {
 	rs := []rows.Row{
 		kill(t, 10, "restore.criu_started", false, model.StatusPass),
