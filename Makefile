@@ -123,12 +123,15 @@ run: deps build
 replay: build
 	$(FAULTWIN) replay $$(find results -name '*.jsonl' -o -name '*.jsonl.gz' | sort)
 
-## report: Markdown and self-contained HTML of everything in results/ into out/
+## report: Markdown and self-contained HTML of the rows in results/, results/podman/ and
+## results/explore/ (kill maps) into out/; results/mutants/ holds rows of bugs planted on purpose
+## and is left out (make mutants judges them)
+REPORT_DIRS = results/ results/podman/ results/explore/
 report: build
 	@mkdir -p $(OUT)
-	rc=0; $(FAULTWIN) report --out $(OUT)/report.md results/ || rc=$$?; \
-	$(FAULTWIN) report --format html --out $(OUT)/report.html results/ || rc=$$?; \
-	echo "report: $(OUT)/report.md $(OUT)/report.html"; exit $$rc
+	rc=0; $(FAULTWIN) report --out $(OUT)/report.md $(REPORT_DIRS) || rc=$$?; \
+	$(FAULTWIN) report --format html --out $(OUT)/report.html $(REPORT_DIRS) || rc=$$?; \
+	echo "report: $(OUT)/report.md $(OUT)/report.html (from $(REPORT_DIRS))"; exit $$rc
 
 ## soak: N (default 20) full passes of the windows (or LABELS=...), k/N per window with Wilson intervals
 N ?= 20
