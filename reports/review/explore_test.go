@@ -53,6 +53,12 @@ func TestOutcomeOfLanding(t *testing.T) {
 	if err != nil || o.Class() != "after phase runc" {
 		t.Fatalf("class %q (%v), want after phase runc", o.Class(), err)
 	}
+	in.Death.Landing = nil
+	in.Trace = []model.TracePoint{{Point: "appeared conmon"}, {Point: "restore.op", Note: model.NotFiredNote("stopped before the trigger fired")}}
+	b, _ = json.Marshal(in)
+	if o, _ := OutcomeOf(rows.Row{Window: w, Input: b, Status: model.StatusInvalid}); o.Class() != "after the operation's end (no kill)" {
+		t.Fatalf("a trigger that never fired is classed %q", o.Class())
+	}
 }
 
 func TestMapKills(t *testing.T) {
