@@ -82,6 +82,13 @@ func TestUsageErrors(t *testing.T) {
 		{"seal", "--unfinished", "--reason", "x"},
 		{"merge"},
 		{"compact", rowsFile},
+		{"rows"},
+		{"rows", "--status", "flaky", rowsFile},
+		{"rows", "--criterion", "Z9", rowsFile},
+		{"soak", "--prom", "x.prom"},
+		{"soak", "--summary", "--prom", "-", rowsFile},
+		{"merge", "--prom", "-", rowsFile},
+		{"report", "--format", "md", "--out", filepath.Join(dir, "r.html"), rowsFile},
 	} {
 		_, code, err := runVerb(t, args...)
 		if code != exitUsage {

@@ -5,17 +5,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/render"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 
-const mergeUsage = `usage: faultwin merge [--out SUMMARY.md] [--allow-mixed] FILE|DIR...
+const mergeUsage = `usage: faultwin merge [--out SUMMARY.md] [--prom FILE.prom] [--allow-mixed] FILE|DIR...
 
 Merges the rows files of a sharded soak (faultwin soak --shard k/n, one file
 per shard, on as many machines) into one summary. It checks, and names
@@ -35,7 +34,11 @@ every file, line and pair that fails:
 The summary (Markdown, printed, and written to --out when given) holds k/N
 per window with 95% Wilson intervals over the merged soak, then each
 shard's rows, load (min/median/max of the 1-minute load average before its
-windows) and host facts (kernel, CRIU version, cores, memory).
+windows) and host facts (kernel, CRIU version, cores, memory). --prom
+writes the per-window numbers, each file's chain and seal state and the
+count of problems in the Prometheus text format for node-exporter's
+textfile collector (to a temporary file in the same directory, then
+renamed; see docs/soak.md for the metrics).
 
 Exit status: as soak: 0 all PASS, 1 a FAIL, 2 INVALID or an unknown status
 but no FAIL or ERROR, 3 an ERROR; and 1 on any check above that fails
@@ -49,8 +52,12 @@ that does not exist, a directory without rows files).
 func runMerge(_ context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "merge", mergeUsage)
 	out := fs.String("out", "", "also write the merged summary (Markdown) to this file")
+	prom := fs.String("prom", "", "also write the merged numbers in the Prometheus text format to this `file` (atomically)")
 	allowMixed := fs.Bool("allow-mixed", false, "accept rows of more than one commit, a dirty tree or more than one definition of a window, with a warning")
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := promPath(fs, *prom); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
@@ -63,21 +70,28 @@ func runMerge(_ context.Context, stdout io.Writer, args []string) error {
 		return err
 	}
 	m := review.MergeShards(paths)
+	sums := m.Summary()
 	var b bytes.Buffer
-	if err := writeMerge(&b, m, *allowMixed); err != nil {
+	if err := writeMerge(&b, m, sums, *allowMixed); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(b.Bytes()); err != nil {
 		return err
 	}
 	if *out != "" {
-		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-			return fmt.Errorf("merge: --out: %w", err)
-		}
-		if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(*out, b.Bytes()); err != nil {
 			return fmt.Errorf("merge: --out: %w", err)
 		}
 		fmt.Fprintf(stdout, "\nmerge: summary written to %s\n", *out)
+	}
+	if *prom != "" {
+		p := render.Prom{Windows: []render.PromWindows{{Sums: sums}}, Merge: &render.PromMerge{Problems: len(m.Problems), Mixed: len(m.Mixed)}}
+		for _, f := range m.Files {
+			p.Files = append(p.Files, render.PromFile{Path: f.Path, Rows: len(f.Rows), ChainOK: f.ReadErr == nil && f.Chain == nil, Seal: f.Seal})
+		}
+		if err := writeProm(stdout, "merge", *prom, p); err != nil {
+			return err
+		}
 	}
 	return mergeExit(m, *allowMixed)
 }
@@ -98,15 +112,16 @@ func mergeExit(m *review.Merge, allowMixed bool) error {
 	if len(m.Rows) == 0 {
 		return statusExit{2, "merge: no rows: nothing was measured"}
 	}
-	c := map[string]int{}
+	c := newTally()
 	for _, r := range m.Rows {
-		c[statusKey(r.Row.Status)]++
+		c.add(r.Row.Window.ID, r.Row.Status)
 	}
 	return exitFor(c)
 }
 
-// writeMerge renders the merge as Markdown.
-func writeMerge(w io.Writer, m *review.Merge, allowMixed bool) error {
+// writeMerge renders the merge, whose per-window summary is sums, as
+// Markdown.
+func writeMerge(w io.Writer, m *review.Merge, sums []review.WindowSummary, allowMixed bool) error {
 	ew := &errw{w: w}
 	ew.printf("# Merged soak\n\n")
 	if m.Plan != nil {
@@ -150,7 +165,7 @@ func writeMerge(w io.Writer, m *review.Merge, allowMixed bool) error {
 		}
 	}
 	ew.printf("\n## Per window\n\n```\n")
-	if err := review.WriteSummary(ew, m.Summary()); err != nil {
+	if err := review.WriteSummary(ew, sums); err != nil {
 		return err
 	}
 	ew.printf("```\n\n## Per shard\n\n")

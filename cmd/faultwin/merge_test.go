@@ -209,7 +209,7 @@ func TestMergeShards(t *testing.T) {
 		paths := writeShards(t, dir, n)
 		md := filepath.Join(dir, "summary", "SUMMARY.md")
 		out, code, err := runVerb(t, append([]string{"merge", "--out", md}, paths...)...)
-		if code != 1 || !strings.Contains(err.Error(), "1 window(s) FAIL") {
+		if code != 1 || !strings.Contains(err.Error(), "1 row FAIL in 1 window") {
 			t.Errorf("%d shards: exit %d (%v), want 1 for the FAIL\n%s", n, code, err, out)
 		}
 		if got := wilsonLines(out); strings.Join(got, "\n") != strings.Join(want, "\n") {

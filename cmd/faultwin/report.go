@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"faultwin/internal/model"
 	"faultwin/reports/render"
@@ -21,6 +22,9 @@ runs, a windows-by-runs verdict table, per-file summaries with pass rates
 and load averages, and the criteria and evidence of every row that did not
 pass. --format html writes one self-contained page (inline CSS and script,
 nothing fetched) whose heatmap cells open each row's criteria and evidence.
+Without --format the format follows --out's extension: HTML for .html or
+.htm, Markdown otherwise (and on stdout). A --format that contradicts the
+extension (--format md --out x.html) is refused as a usage error.
 --compare takes exactly two files and adds the windows whose verdict
 changed from A to B.
 
@@ -42,15 +46,17 @@ soak --summary refuse the same files.
 // runReport is `faultwin report`.
 func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "report", reportUsage)
-	format := fs.String("format", "md", "md or html")
+	format := fs.String("format", "", "md or html (default: html when --out ends in .html or .htm, else md)")
 	out := fs.String("out", "-", "where to write the report; - for stdout")
 	compare := fs.Bool("compare", false, "compare two files: list windows whose verdict changed from the first to the second")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if *format != "md" && *format != "html" {
-		return fs.usagef("--format %q: want md or html", *format)
+	f, err := reportFormat(*format, *out)
+	if err != nil {
+		return fs.usagef("%v", err)
 	}
+	*format = f
 	paths, err := evidenceFiles("report", fs.Args())
 	if err != nil {
 		return err
@@ -89,13 +95,38 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	if *compare {
 		judged = files[1:]
 	}
-	counts := map[string]int{}
+	counts := newTally()
 	for _, f := range judged {
 		for _, row := range f.Rows {
-			counts[statusKey(row.Status)]++
+			counts.add(row.Window.ID, row.Status)
 		}
 	}
 	return exitFor(counts)
+}
+
+// reportFormat is the format to write: --format when given, else the one
+// --out's extension names, else Markdown. A --format the extension
+// contradicts is an error: one of the two is a mistake.
+func reportFormat(format, out string) (string, error) {
+	ext := ""
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".html", ".htm":
+		ext = "html"
+	case ".md", ".markdown":
+		ext = "md"
+	}
+	switch {
+	case format != "" && format != "md" && format != "html":
+		return "", fmt.Errorf("--format %q: want md or html", format)
+	case format == "":
+		if ext == "" {
+			return "md", nil
+		}
+		return ext, nil
+	case ext != "" && ext != format:
+		return "", fmt.Errorf("--format %s but --out %s names %s; drop --format, or name the file for its format", format, out, map[string]string{"md": "Markdown", "html": "HTML"}[ext])
+	}
+	return format, nil
 }
 
 func rowCount(files []render.File) int {
@@ -127,17 +158,25 @@ func statusKey(s string) string {
 	return model.StatusInvalid
 }
 
-// writeOut writes b to stdout ("-") or to path through a temporary file
-// renamed into place, so a reader never sees half a report.
+// writeOut writes b to stdout ("-") or to path with writeFileAtomic.
 func writeOut(stdout io.Writer, path string, b []byte) error {
 	if path == "-" || path == "" {
 		_, err := stdout.Write(b)
 		return err
 	}
+	return writeFileAtomic(path, b)
+}
+
+// writeFileAtomic writes b to path through a temporary file in path's
+// directory renamed into place, so a reader (a reviewer's browser,
+// node-exporter's textfile collector) never sees half a file. The
+// temporary file's name starts with a dot and ends in .tmp, so a collector
+// that reads *.prom never reads it.
+func writeFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -147,6 +186,10 @@ func writeOut(stdout io.Writer, path string, b []byte) error {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return err
 	}

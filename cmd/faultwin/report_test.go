@@ -82,3 +82,64 @@ func TestReportVerbTampered(t *testing.T) {
 		t.Errorf("report does not flag the broken chain:\n%s", out)
 	}
 }
+
+// Without --format, --out's extension names the format; a --format the
+// extension contradicts is refused, and nothing is written.
+func TestReportVerbFormatFromOut(t *testing.T) {
+	dir := t.TempDir()
+	path, _ := fixtureFile(t, dir, "run1.jsonl", passIn("W3_30"), passIn("W4_30"))
+	for _, c := range []struct {
+		args []string
+		out  string
+		html bool
+	}{
+		{nil, "r.html", true},
+		{nil, "R.HTM", true},
+		{nil, "r.md", false},
+		{nil, "r.txt", false},
+		{[]string{"--format", "html"}, "r.txt", true},
+		{[]string{"--format", "html"}, "r2.html", true},
+		{[]string{"--format", "md"}, "r2.md", false},
+	} {
+		out := filepath.Join(dir, c.out)
+		msg, code, err := runVerb(t, append(append([]string{"report"}, c.args...), "--out", out, path)...)
+		if code != 0 {
+			t.Errorf("%v --out %s: exit %d (%v)\n%s", c.args, c.out, code, err, msg)
+			continue
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.HasPrefix(string(b), "<!DOCTYPE html>"); got != c.html || (!c.html && !strings.HasPrefix(string(b), "# faultwin report")) {
+			t.Errorf("%v --out %s: HTML %v, want %v:\n%.100s", c.args, c.out, got, c.html, b)
+		}
+	}
+	for _, c := range [][]string{{"--format", "md", "--out", "x.html"}, {"--format", "html", "--out", "x.md"}} {
+		out := filepath.Join(dir, c[3])
+		_, code, err := runVerb(t, "report", c[0], c[1], c[2], out, path)
+		if code != exitUsage || !strings.Contains(err.Error(), "drop --format") {
+			t.Errorf("%v: exit %d (%v), want %d", c, code, err, exitUsage)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: wrote %s", c, out)
+		}
+	}
+}
+
+// The exit message counts rows and the windows they are of.
+func TestExitCountsRowsAndWindows(t *testing.T) {
+	path, _ := fixtureFile(t, t.TempDir(), "run.jsonl",
+		replaytest.Input(replaytest.W4Survivor), replaytest.Input(replaytest.W4Survivor), replaytest.Input(replaytest.W5IPForward),
+		replaytest.Input(replaytest.W3NotFired))
+	for _, verb := range [][]string{{"report", "--out", filepath.Join(t.TempDir(), "r.md")}, {"soak", "--summary"}} {
+		_, code, err := runVerb(t, append(verb, path)...)
+		if code != exitFail || err.Error() != "3 rows FAIL in 2 windows" {
+			t.Errorf("%s: exit %d (%v), want 1: 3 rows FAIL in 2 windows", verb[0], code, err)
+		}
+	}
+	inv, _ := fixtureFile(t, t.TempDir(), "inv.jsonl", replaytest.Input(replaytest.W3NotFired), passIn("W3_30"))
+	if _, code, err := runVerb(t, "soak", "--summary", inv); code != exitInvalid || err.Error() != "1 row INVALID in 1 window (not measurements)" {
+		t.Errorf("INVALID: exit %d (%v)", code, err)
+	}
+}

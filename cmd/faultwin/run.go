@@ -30,6 +30,7 @@ func verbs() map[string]verb {
 		"merge":     {"check and summarise the rows files of a sharded soak (soak --shard) together", runMerge},
 		"explore":   {"map a timed window: kill at every delay of a range, bisect the boundaries between outcomes", runExplore},
 		"compact":   {"convert a rows file to compact rows (.jsonl.gz): evidence stored once, deltas, gzip", runCompact},
+		"rows":      {"print rows as plain JSONL (compact files expanded), selected by window, status or criterion", runRows},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/reports/rows"
 	"faultwin/windows/runner"
 )
 
@@ -27,15 +28,52 @@ type statusExit struct {
 func (e statusExit) Error() string { return e.msg }
 func (e statusExit) ExitCode() int { return e.code }
 
-// exitFor returns nil when every status is PASS, else the shared exit error.
-func exitFor(counts map[string]int) error {
+// tally counts rows by status, and the windows those rows are of, for the
+// exit of the verbs that run or read rows. An unknown status is filed under
+// INVALID, so it can never exit 0.
+type tally struct {
+	rows    map[string]int
+	windows map[string]map[string]bool
+}
+
+func newTally() *tally {
+	return &tally{rows: map[string]int{}, windows: map[string]map[string]bool{}}
+}
+
+// add counts one row of window with status.
+func (t *tally) add(window, status string) {
+	s := statusKey(status)
+	t.rows[s]++
+	if t.windows[s] == nil {
+		t.windows[s] = map[string]bool{}
+	}
+	t.windows[s][window] = true
+}
+
+// tallyRows tallies rs.
+func tallyRows(rs []rows.Row) *tally {
+	t := newTally()
+	for _, r := range rs {
+		t.add(r.Window.ID, r.Status)
+	}
+	return t
+}
+
+// of says how many rows have status and in how many windows: "3 rows FAIL
+// in 2 windows".
+func (t *tally) of(status string) string {
+	return fmt.Sprintf("%s %s in %s", count(t.rows[status], "row"), status, count(len(t.windows[status]), "window"))
+}
+
+// exitFor returns nil when every row is PASS, else the shared exit error.
+func exitFor(t *tally) error {
 	switch {
-	case counts[model.StatusError] > 0:
-		return statusExit{exitError, fmt.Sprintf("%d window(s) ERROR: the harness broke", counts[model.StatusError])}
-	case counts[model.StatusFail] > 0:
-		return statusExit{exitFail, fmt.Sprintf("%d window(s) FAIL", counts[model.StatusFail])}
-	case counts[model.StatusInvalid] > 0:
-		return statusExit{exitInvalid, fmt.Sprintf("%d window(s) INVALID (not measurements)", counts[model.StatusInvalid])}
+	case t.rows[model.StatusError] > 0:
+		return statusExit{exitError, t.of(model.StatusError) + ": the harness broke"}
+	case t.rows[model.StatusFail] > 0:
+		return statusExit{exitFail, t.of(model.StatusFail)}
+	case t.rows[model.StatusInvalid] > 0:
+		return statusExit{exitInvalid, t.of(model.StatusInvalid) + " (not measurements)"}
 	}
 	return nil
 }
@@ -207,7 +245,7 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error
 	}
 	defer func() { err = closeSession(s, err) }()
 	ws := s.windows
-	counts := map[string]int{}
+	counts := newTally()
 	t0 := time.Now()
 	for i, win := range ws {
 		if ctx.Err() != nil {
@@ -223,15 +261,15 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error
 			err = fmt.Errorf("window %s: %w", win.ID, err)
 			return errors.Join(statusExit{exitError, "run stopped: the harness broke"}, err, s.Seal("stopped: "+err.Error()))
 		}
-		counts[o.Verdict.Status]++
+		counts.add(win.ID, o.Verdict.Status)
 		elapsed := time.Since(t0)
 		eta := time.Duration(float64(elapsed) / float64(i+1) * float64(len(ws)-i-1))
 		fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %6.1fs  %s  (eta %s)\n", i+1, len(ws), win.ID, o.Verdict.Status,
 			o.Finished.Sub(o.Started).Seconds(), o.Verdict.Reason, eta.Round(time.Second))
 	}
 	fmt.Fprintf(stdout, "%d windows in %s: %d PASS, %d FAIL, %d INVALID, %d ERROR; rows in %s\n", len(ws),
-		time.Since(t0).Round(time.Millisecond), counts[model.StatusPass], counts[model.StatusFail],
-		counts[model.StatusInvalid], counts[model.StatusError], s.Results)
+		time.Since(t0).Round(time.Millisecond), counts.rows[model.StatusPass], counts.rows[model.StatusFail],
+		counts.rows[model.StatusInvalid], counts.rows[model.StatusError], s.Results)
 	if s.leftOut != "" {
 		fmt.Fprintf(stdout, "run: %s\n", s.leftOut)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/render"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 	"faultwin/snapshots/host"
@@ -18,7 +19,7 @@ import (
 )
 
 const soakUsage = `usage: faultwin soak [-n 20] [--shard k/n] [--windows DIR] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
-       faultwin soak --summary FILE|DIR...
+       faultwin soak --summary [--prom FILE.prom] FILE|DIR...
 
 Runs N full passes over the selected windows, one at a time, appending every
 row to one JSONL file. It never stops at a failure: a flaky window shows as a
@@ -35,7 +36,10 @@ The pass rate is PASS / (PASS + FAIL): INVALID rows (unclean host, fault not
 fired, precondition not reached) and ERROR rows (the harness broke) measured
 nothing about the supervisor, so they are excluded from the rate and counted
 apart. --summary prints the same summary for rows already written, per file,
-without running anything.
+without running anything; with --prom it also writes those numbers, and
+each file's chain and seal state, in the Prometheus text format for
+node-exporter's textfile collector (written to a temporary file in the same
+directory, then renamed; see docs/soak.md for the metrics).
 
 --shard k/n runs shard k of n of the soak, so n machines share one soak:
 every shard selects the same windows with the same -n, numbers the soak's
@@ -71,12 +75,19 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	n := fs.Int("n", 20, "full passes over the selected windows")
 	summary := fs.Bool("summary", false, "summarise the rows of FILE|DIR... instead of running")
 	shardFlag := fs.String("shard", "", "run shard `k/n` of the soak's (window, pass) pairs (1 <= k <= n)")
+	prom := fs.String("prom", "", "with --summary: also write the summary in the Prometheus text format to this `file` (atomically)")
 	wf := addWindowFlags(fs, "out/soak.jsonl")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if *prom != "" && !*summary {
+		return fs.usagef("--prom %s: only with --summary (run `faultwin soak --summary --prom FILE RESULTS` after the soak)", *prom)
+	}
+	if err := promPath(fs, *prom); err != nil {
+		return err
+	}
 	if *summary {
-		return soakSummary(stdout, fs.Args())
+		return soakSummary(stdout, fs.Args(), *prom)
 	}
 	if fs.NArg() > 0 {
 		return fs.usagef("unexpected arguments %q (did you mean --summary?)", fs.Args())
@@ -200,17 +211,20 @@ func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, passes []int, t0
 	if len(rs) == 0 {
 		return statusExit{exitError, "soak: no row was written"}
 	}
-	return exitFor(statusCounts(rs))
+	return exitFor(tallyRows(rs))
 }
 
 // soakSummary is `faultwin soak --summary`: each file's rows summarised
 // apart, since pass numbers and load belong to one file's runs. Open and
-// seal markers are not rows: they are checked, not summarised.
-func soakSummary(stdout io.Writer, args []string) error {
+// seal markers are not rows: they are checked, not summarised. With prom
+// set, the same summaries and each file's checks are written there in the
+// Prometheus text format.
+func soakSummary(stdout io.Writer, args []string, prom string) error {
 	paths, err := evidenceFiles("soak", args)
 	if err != nil {
 		return err
 	}
+	var pm render.Prom
 	var all []rows.Row
 	var broken []error
 	var unsealed []string
@@ -241,9 +255,19 @@ func soakSummary(stdout io.Writer, args []string) error {
 			return err
 		}
 		all = append(all, rs...)
+		pm.Windows = append(pm.Windows, render.PromWindows{File: p, Sums: sums})
+		pm.Files = append(pm.Files, render.PromFile{Path: p, Rows: len(rs), ChainOK: verr == nil, Seal: c.Sealing()})
 	}
 	for _, u := range unsealed {
 		fmt.Fprintln(stdout, u)
+	}
+	if len(all) == 0 && len(broken) == 0 && len(unsealed) == 0 {
+		return noRows("soak", paths)
+	}
+	if prom != "" {
+		if err := writeProm(stdout, "soak --summary", prom, pm); err != nil {
+			return err
+		}
 	}
 	if len(broken) > 0 {
 		return statusExit{exitFail, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
@@ -251,10 +275,7 @@ func soakSummary(stdout io.Writer, args []string) error {
 	if len(unsealed) > 0 {
 		return statusExit{exitFail, fmt.Sprintf("soak --summary: %d session(s) without a seal (see the lines above): the run never finished or the file was cut; run `faultwin replay` on them", len(unsealed))}
 	}
-	if len(all) == 0 {
-		return noRows("soak", paths)
-	}
-	return exitFor(statusCounts(all))
+	return exitFor(tallyRows(all))
 }
 
 func maxPass(rs []rows.Row) int {
@@ -263,14 +284,6 @@ func maxPass(rs []rows.Row) int {
 		return 0
 	}
 	return p[len(p)-1]
-}
-
-func statusCounts(rs []rows.Row) map[string]int {
-	c := map[string]int{}
-	for _, r := range rs {
-		c[statusKey(r.Status)]++
-	}
-	return c
 }
 
 // clock renders a duration as 12m03s (1h02m03s past an hour).

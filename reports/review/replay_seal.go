@@ -29,6 +29,40 @@ func SealText(s rows.Sealing) string {
 	return ""
 }
 
+// The seal states a file is in, as SealState names them.
+const (
+	SealSealed     = "sealed"     // every session closed by the run that wrote it
+	SealUnfinished = "unfinished" // every session sealed, one or more sealed afterwards as unfinished
+	SealUnsealed   = "unsealed"   // a session without its seal: the run never finished, or the file was cut
+	SealLegacy     = "legacy"     // no marker at all: written before sealing
+)
+
+// SealStates lists the seal states in the order they are reported.
+var SealStates = []string{SealSealed, SealUnfinished, SealUnsealed, SealLegacy}
+
+// SealState names the state of a file's seals, one of SealStates: a file
+// with a session sealed as unfinished is "unfinished", not "sealed", since
+// that session's rows are a run that never finished; a file with no seal
+// for a session is "unsealed" whatever its other sessions are. It is ""
+// when the seals were not checked (rows replayed without their file).
+func SealState(s rows.Sealing) string {
+	switch s.State {
+	case rows.Legacy:
+		return SealLegacy
+	case rows.Unsealed:
+		return SealUnsealed
+	case rows.Sealed:
+	default:
+		return ""
+	}
+	for _, x := range s.Sessions {
+		if x.Unfinished() {
+			return SealUnfinished
+		}
+	}
+	return SealSealed
+}
+
 // SealProblems names every session of the file at path without its seal,
 // one line each, with what to do about it: "FILE line 5: UNSEALED: ...".
 func SealProblems(path string, seal rows.Sealing) []string {

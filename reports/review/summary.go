@@ -23,7 +23,11 @@ const Z95 = 1.959963984540054
 // would credit it for windows that never ran. They are counted apart and
 // always printed beside the rate.
 type WindowSummary struct {
-	Window  string
+	Window string
+	// Family and Driver are the window's definition id and the driver of
+	// its first row ("W3", "refsup").
+	Family  string
+	Driver  string
 	Rows    int
 	Pass    int
 	Fail    int
@@ -94,7 +98,7 @@ func Summarize(rs []rows.Row) []WindowSummary {
 		id := r.Window.ID
 		s := by[id]
 		if s == nil {
-			s = &WindowSummary{Window: id, Failed: map[string]int{}}
+			s = &WindowSummary{Window: id, Family: r.Window.Family, Driver: rowDriver(r), Failed: map[string]int{}}
 			by[id] = s
 		}
 		s.Rows++
@@ -134,6 +138,18 @@ func Summarize(rs []rows.Row) []WindowSummary {
 	}
 	sort.Slice(out, func(i, j int) bool { return model.CompareIDs(out[i].Window, out[j].Window) < 0 })
 	return out
+}
+
+// rowDriver is the driver a row records, else its window's (refsup when
+// the window names none).
+func rowDriver(r rows.Row) string {
+	switch {
+	case r.Driver != "":
+		return r.Driver
+	case r.Window.Driver != "":
+		return r.Window.Driver
+	}
+	return model.DefaultDriver
 }
 
 // FailedCriteria returns the ids of the criteria a row records as judged

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+
+	"faultwin/internal/model"
+	"faultwin/reports/replaytest"
+	"faultwin/reports/review"
+	"faultwin/reports/rows"
+)
+
+// promSamples parses a Prometheus text file with the Prometheus text
+// parser: every sample by "name{label=value,...}", labels sorted.
+func promSamples(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: the Prometheus text parser refuses it: %v", path, err)
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			sort.Strings(ls)
+			key := name + "{" + strings.Join(ls, ",") + "}"
+			if _, dup := out[key]; dup {
+				t.Errorf("%s: duplicate series %s", path, key)
+			}
+			out[key] = m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+func wantSample(t *testing.T, got map[string]float64, key string, want float64) {
+	t.Helper()
+	v, ok := got[key]
+	switch {
+	case !ok:
+		t.Errorf("no sample %s", key)
+	case math.IsNaN(want) != math.IsNaN(v), !math.IsNaN(want) && math.Abs(v-want) > 1e-9:
+		t.Errorf("%s = %v, want %v", key, v, want)
+	}
+}
+
+// onlyFile says dir holds nothing but name: no temporary file was left.
+func onlyFile(t *testing.T, dir, name string) {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Name() != name {
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		t.Errorf("%s holds %v, want only %s", dir, names, name)
+	}
+}
+
+// soak --summary --prom on a checked-in soak (25 podman windows, 10
+// passes, compact): every window's numbers are the rows' own, counted here
+// straight from the rows, and a few are pinned as the printed summary
+// shows them; the file is written whole, replacing the one before.
+func TestSoakSummaryProm(t *testing.T) {
+	const soak = "../../results/podman/soak-10-5cffb9b.jsonl.gz"
+	dir := t.TempDir()
+	prom := filepath.Join(dir, "faultwin.prom")
+	if err := os.WriteFile(prom, []byte("stale\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code, err := runVerb(t, "soak", "--summary", "--prom", prom, soak)
+	if code != exitFail || !strings.Contains(err.Error(), "101 rows FAIL in 14 windows") {
+		t.Errorf("exit %d (%v), want 1: 101 rows FAIL in 14 windows", code, err)
+	}
+	if !strings.Contains(out, "soak --summary: Prometheus text written to "+prom) {
+		t.Errorf("output does not name the Prometheus file:\n%s", out)
+	}
+	onlyFile(t, dir, "faultwin.prom")
+	if st, err := os.Stat(prom); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("%s: %v, mode %v, want 0644", prom, err, st.Mode())
+	}
+	got := promSamples(t, prom)
+
+	rs, err := rows.Read(soak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tallyOf struct {
+		family, driver           string
+		rows, pass, fail, inv, e int
+		secs                     []float64
+	}
+	by := map[string]*tallyOf{}
+	for _, r := range rs {
+		w := by[r.Window.ID]
+		if w == nil {
+			w = &tallyOf{family: r.Window.Family, driver: r.Driver}
+			by[r.Window.ID] = w
+		}
+		w.rows++
+		switch r.Status {
+		case model.StatusPass:
+			w.pass++
+		case model.StatusFail:
+			w.fail++
+		case model.StatusInvalid:
+			w.inv++
+		case model.StatusError:
+			w.e++
+		}
+		w.secs = append(w.secs, r.Run.Finished.Sub(r.Run.Started).Seconds())
+	}
+	if len(by) != 25 {
+		t.Fatalf("%d windows in %s, want 25", len(by), soak)
+	}
+	for id, w := range by {
+		key := func(name string) string {
+			return name + "{driver=" + w.driver + ",family=" + w.family + ",file=" + soak + ",window=" + id + "}"
+		}
+		lo, hi := review.Wilson(w.pass, w.pass+w.fail, review.Z95)
+		sort.Float64s(w.secs)
+		for name, want := range map[string]float64{
+			"faultwin_window_rows": float64(w.rows), "faultwin_window_pass_rows": float64(w.pass),
+			"faultwin_window_fail_rows": float64(w.fail), "faultwin_window_invalid_rows": float64(w.inv),
+			"faultwin_window_error_rows": float64(w.e), "faultwin_window_measured_rows": float64(w.pass + w.fail),
+			"faultwin_window_pass_ratio":              float64(w.pass) / float64(w.pass+w.fail),
+			"faultwin_window_pass_ratio_wilson_lower": lo, "faultwin_window_pass_ratio_wilson_upper": hi,
+			"faultwin_window_duration_min_seconds": w.secs[0], "faultwin_window_duration_max_seconds": w.secs[len(w.secs)-1],
+		} {
+			wantSample(t, got, key(name), want)
+		}
+	}
+	// As the printed summary has them.
+	pin := func(name, window, family string, want float64) {
+		t.Helper()
+		wantSample(t, got, name+"{driver=podman,family="+family+",file="+soak+",window="+window+"}", want)
+	}
+	pin("faultwin_window_fail_rows", "PD1_120", "PD1", 10)
+	pin("faultwin_window_pass_ratio", "PD1_120", "PD1", 0)
+	pin("faultwin_window_pass_rows", "PR5", "PR5", 5)
+	pin("faultwin_window_invalid_rows", "PR5", "PR5", 5)
+	pin("faultwin_window_measured_rows", "PR6_10", "PR6", 9)
+	if v := got["faultwin_window_pass_ratio_wilson_lower{driver=podman,family=PC1,file="+soak+",window=PC1_50}"]; math.Round(v*100) != 24 {
+		t.Errorf("PC1_50 Wilson lower %v, want 0.24", v)
+	}
+	wantSample(t, got, "faultwin_file_rows{file="+soak+"}", 250)
+	wantSample(t, got, "faultwin_file_chain_ok{file="+soak+"}", 1)
+	for _, s := range review.SealStates {
+		want := 0.0
+		if s == review.SealSealed {
+			want = 1
+		}
+		wantSample(t, got, "faultwin_file_seal{file="+soak+",state="+s+"}", want)
+	}
+}
+
+// A file that does not verify is stated so (chain 0), its rows still
+// summarised, and the file written; a legacy file's seal state is legacy.
+func TestSoakSummaryPromBroken(t *testing.T) {
+	dir := t.TempDir()
+	_, rs := fixtureFile(t, dir, "good.jsonl", passIn("W3_30"), passIn("W4_30"))
+	cut := filepath.Join(dir, "cut.jsonl")
+	if err := os.WriteFile(cut, replaytest.Lines(rs[1:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prom := filepath.Join(dir, "textfile", "x.prom")
+	_, code, err := runVerb(t, "soak", "--summary", "--prom", prom, cut)
+	if code != exitFail || !strings.Contains(err.Error(), "do not verify") {
+		t.Errorf("exit %d (%v), want 1: the file does not verify", code, err)
+	}
+	got := promSamples(t, prom)
+	wantSample(t, got, "faultwin_file_chain_ok{file="+cut+"}", 0)
+	wantSample(t, got, "faultwin_file_rows{file="+cut+"}", 1)
+	wantSample(t, got, "faultwin_window_pass_rows{driver=refsup,family=W4,file="+cut+",window=W4_30}", 1)
+	wantSample(t, got, "faultwin_file_seal{file="+cut+",state=legacy}", 1)
+}
+
+// merge --prom: the merged soak's numbers, the same as the whole soak's,
+// with no file label; each shard file's chain and seals; no problem.
+func TestMergeProm(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeShards(t, dir, 2)
+	prom := filepath.Join(dir, "prom", "merge.prom")
+	out, code, err := runVerb(t, append([]string{"merge", "--prom", prom}, paths...)...)
+	if code != exitFail || !strings.Contains(err.Error(), "1 row FAIL in 1 window") {
+		t.Errorf("exit %d (%v), want 1: 1 row FAIL in 1 window\n%s", code, err, out)
+	}
+	onlyFile(t, filepath.Dir(prom), "merge.prom")
+	got := promSamples(t, prom)
+	lo, hi := review.Wilson(2, 3, review.Z95)
+	wantSample(t, got, "faultwin_window_pass_rows{driver=refsup,family=W4,window=W4_30}", 2)
+	wantSample(t, got, "faultwin_window_fail_rows{driver=refsup,family=W4,window=W4_30}", 1)
+	wantSample(t, got, "faultwin_window_pass_ratio_wilson_lower{driver=refsup,family=W4,window=W4_30}", lo)
+	wantSample(t, got, "faultwin_window_pass_ratio_wilson_upper{driver=refsup,family=W4,window=W4_30}", hi)
+	wantSample(t, got, "faultwin_window_pass_ratio{driver=refsup,family=W3,window=W3_80}", 1)
+	wantSample(t, got, "faultwin_merge_problems{}", 0)
+	wantSample(t, got, "faultwin_merge_mixed_provenance{}", 0)
+	total := 0.0
+	for _, p := range paths {
+		wantSample(t, got, "faultwin_file_chain_ok{file="+p+"}", 1)
+		wantSample(t, got, "faultwin_file_seal{file="+p+",state=sealed}", 1)
+		total += got["faultwin_file_rows{file="+p+"}"]
+	}
+	if total != 9 {
+		t.Errorf("the shard files hold %v rows, want 9", total)
+	}
+	// A missing shard is a problem the file states.
+	_, _, _ = runVerb(t, "merge", "--prom", prom, paths[0])
+	wantSample(t, promSamples(t, prom), "faultwin_merge_problems{}", 2) // shard 2 absent, its pairs missing
+}
+
+// --prom takes a file, and soak only with --summary.
+func TestPromFlag(t *testing.T) {
+	rowsFile, _ := fixtureFile(t, t.TempDir(), "run.jsonl", passIn("W3_30"))
+	for _, args := range [][]string{
+		{"soak", "--prom", filepath.Join(t.TempDir(), "x.prom")},
+		{"soak", "--summary", "--prom", "-", rowsFile},
+		{"merge", "--prom", "-", rowsFile},
+	} {
+		if _, code, err := runVerb(t, args...); code != exitUsage || !strings.Contains(err.Error(), "--prom") {
+			t.Errorf("%q: exit %d (%v), want %d naming --prom", args, code, err, exitUsage)
+		}
+	}
+}
