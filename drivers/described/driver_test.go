@@ -2,6 +2,7 @@ package described
 
 import (
 	"context"
+	"faultwin/internal/hosttest"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,9 @@ import (
 // description's timeout, records it, and the window goes on with that
 // evidence instead of hanging the suite.
 func TestStuckOperationIsBoundedAndRecorded(t *testing.T) {
+	// Its commands carry the run's tag: a window's preflight running at the
+	// same moment would find them, so it runs with the host tests.
+	hosttest.Need(t, "starts processes tagged with a run")
 	desc := strings.NewReplacer("timeout_ms: 1000", "timeout_ms: 300",
 		`run: ["{base}", stop, s1]`, `run: [/bin/sleep, "30"]`,
 		`base: [demo, --root, "{state}"]`, `base: [/bin/true]`,
