@@ -73,6 +73,9 @@ type Run struct {
 	Dirty    bool      `json:"dirty"` // the work tree had uncommitted changes
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
+	// Bugs are the known-bug switches the supervisor ran with: a row of a
+	// mutant run, whose FAIL is the bug planted on purpose.
+	Bugs []string `json:"bugs,omitempty"`
 }
 
 // SetLog stores a log under name, cut to its last LogLimit bytes at a UTF-8

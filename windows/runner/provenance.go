@@ -47,7 +47,7 @@ func (p *Provenance) Row(o *Outcome) (*rows.Row, error) {
 	row := &rows.Row{
 		Schema:    rows.Schema,
 		Window:    o.Input.Window,
-		Run:       rows.Run{Commit: p.Commit, Dirty: p.Dirty, Started: o.Started, Finished: o.Finished},
+		Run:       rows.Run{Commit: p.Commit, Dirty: p.Dirty, Started: o.Started, Finished: o.Finished, Bugs: o.Bugs},
 		Host:      o.Host,
 		Driver:    o.Driver,
 		Scope:     o.Input.Scope,

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"faultwin/criteria"
@@ -75,6 +76,7 @@ type Outcome struct {
 	Reclaim  *model.Reclaim
 	Started  time.Time
 	Finished time.Time
+	Bugs     []string // the known-bug switches the supervisor ran with
 }
 
 // NewRunID returns a fresh run id: "r" and 8 hex digits.
@@ -93,7 +95,7 @@ var ErrNoWindows = errors.New("no window selected")
 // inside the window is recorded as HarnessErr, so the row says ERROR
 // instead of vanishing.
 func (r *Runner) Run(ctx context.Context, w model.Window) (*Outcome, error) {
-	o := &Outcome{Durations: map[string]float64{}, Started: time.Now().UTC(), Host: host.Facts()}
+	o := &Outcome{Durations: map[string]float64{}, Started: time.Now().UTC(), Host: host.Facts(), Bugs: slices.Clone(r.Bugs)}
 	o.Input.Window, o.Input.Roots = w, r.RootsFor(w)
 	x := &attempt{r: r, ctx: ctx, o: o, in: &o.Input, w: w, run: NewRunID()}
 	x.execute()
