@@ -58,7 +58,7 @@ func TestReportVerbCompare(t *testing.T) {
 	if code != 0 {
 		t.Errorf("B all PASS: exit %d %v, want 0 (A's FAIL is history)", code, err)
 	}
-	if !strings.Contains(out, "| W4_30 | FAIL: P1 | PASS |") || !strings.Contains(out, "1 windows changed, 1 kept their verdict.") {
+	if !strings.Contains(out, "| W4_30 | FAIL: P1 | PASS |") || !strings.Contains(out, "1 windows changed, 1 kept their verdict; 0 of the changes are supported") {
 		t.Errorf("changes not listed:\n%s", out)
 	}
 	if _, code, err := runVerb(t, "report", "--compare", a); code != exitUsage || !strings.Contains(err.Error(), "exactly two files") {

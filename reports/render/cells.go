@@ -67,12 +67,20 @@ type Comparison struct {
 	A, B    string
 	Changed []Change
 	Same    int // windows present in both with the same verdict
+	// Supported counts the changes whose pass rates' 95% Wilson intervals
+	// do not overlap, or that ran in one file only: the changes the
+	// evidence supports rather than a flake's draw.
+	Supported int
 }
 
-// Change is one window's verdict in A and in B ("not run" when absent).
+// Change is one window's verdict in A and in B ("not run" when absent),
+// with its pass rate (k/N and the 95% Wilson interval) in each.
 type Change struct {
-	Window string
-	A, B   string
+	Window    string
+	A, B      string
+	RateA     string // "8/10 [0.49, 0.94]"; "no measurement"; "not run"
+	RateB     string
+	Supported bool
 }
 
 // NotRun is the verdict of a window a file has no row for.
@@ -84,6 +92,7 @@ const NotRun = "not run"
 // FAIL: P1"), so a soak compares with a soak and a flake shows as a change.
 func compareFiles(a, b File) *Comparison {
 	va, vb := verdicts(a), verdicts(b)
+	sa, sb := sumsByWindow(a), sumsByWindow(b)
 	cmp := &Comparison{A: a.Path, B: b.Path}
 	ids := map[string]bool{}
 	for id := range va {
@@ -98,9 +107,35 @@ func compareFiles(a, b File) *Comparison {
 			cmp.Same++
 			continue
 		}
-		cmp.Changed = append(cmp.Changed, Change{Window: id, A: x, B: y})
+		ch := Change{Window: id, A: x, B: y, RateA: rate(sa[id]), RateB: rate(sb[id])}
+		wa, oka := sa[id]
+		wb, okb := sb[id]
+		ch.Supported = oka != okb || (wa.Measured() > 0 && wb.Measured() > 0 && (wa.Hi < wb.Lo || wb.Hi < wa.Lo))
+		if ch.Supported {
+			cmp.Supported++
+		}
+		cmp.Changed = append(cmp.Changed, ch)
 	}
 	return cmp
+}
+
+func sumsByWindow(f File) map[string]review.WindowSummary {
+	out := map[string]review.WindowSummary{}
+	for _, s := range review.Summarize(f.Rows) {
+		out[s.Window] = s
+	}
+	return out
+}
+
+// rate is a window's pass rate in one file as the summaries print it.
+func rate(s review.WindowSummary) string {
+	switch {
+	case s.Window == "":
+		return NotRun
+	case s.Measured() == 0:
+		return "no measurement"
+	}
+	return fmt.Sprintf("%d/%d [%.2f, %.2f]", s.Pass, s.Measured(), s.Lo, s.Hi)
 }
 
 func orNotRun(s string) string {

@@ -21,3 +21,26 @@ func TestShortTextMarksBugSwitches(t *testing.T) {
 		t.Fatalf("plain cell %q", c.Short)
 	}
 }
+
+// A change is supported when the pass rates' intervals part: 10/10 against
+// 0/10 is; 1/1 against 0/1 is not (either could be a flake's draw).
+func TestCompareSupportedByIntervals(t *testing.T) {
+	rs := func(id, status string, n int) []rows.Row {
+		var out []rows.Row
+		for i := 0; i < n; i++ {
+			out = append(out, rows.Row{Window: model.Window{ID: id, Family: id}, Status: status})
+		}
+		return out
+	}
+	a := File{Path: "a", Rows: append(rs("W9", model.StatusPass, 10), rs("W8", model.StatusPass, 1)...)}
+	b := File{Path: "b", Rows: append(rs("W9", model.StatusFail, 10), rs("W8", model.StatusFail, 1)...)}
+	c := compareFiles(a, b)
+	if len(c.Changed) != 2 || c.Supported != 1 {
+		t.Fatalf("changes %+v, supported %d: want W8 and W9 changed, W9 alone supported", c.Changed, c.Supported)
+	}
+	for _, ch := range c.Changed {
+		if want := ch.Window == "W9"; ch.Supported != want {
+			t.Errorf("%s supported=%v (%s -> %s)", ch.Window, ch.Supported, ch.RateA, ch.RateB)
+		}
+	}
+}

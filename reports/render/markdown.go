@@ -170,11 +170,11 @@ func (m *mdWriter) compare(r *Report) {
 		m.line("No window's verdict changed (%d windows compared).", c.Same)
 		return
 	}
-	m.line("%d windows changed, %d kept their verdict.", len(c.Changed), c.Same)
+	m.line("%d windows changed, %d kept their verdict; %d of the changes are supported by the pass rates' 95%% intervals (they do not overlap, or the window ran in one file only).", len(c.Changed), c.Same, c.Supported)
 	m.line("")
-	m.head("Window", "A", "B")
+	m.head("Window", "A", "B", "A k/N [95%]", "B k/N [95%]", "Supported")
 	for _, ch := range c.Changed {
-		m.row(ch.Window, ch.A, ch.B)
+		m.row(ch.Window, ch.A, ch.B, ch.RateA, ch.RateB, yesNo(ch.Supported))
 	}
 }
 
@@ -255,4 +255,11 @@ func (m *mdWriter) details(r *Report) {
 // explain is criteria.ExplainResult with the fence kept intact.
 func explain(r criteria.Result) string {
 	return strings.ReplaceAll(criteria.ExplainResult(r), "```", "'''")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no: within the intervals"
 }
