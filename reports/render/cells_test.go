@@ -1,6 +1,7 @@
 package render
 
 import (
+	"faultwin/reports/review"
 	"strings"
 	"testing"
 
@@ -42,5 +43,20 @@ func TestCompareSupportedByIntervals(t *testing.T) {
 		if want := ch.Window == "W9"; ch.Supported != want {
 			t.Errorf("%s supported=%v (%s -> %s)", ch.Window, ch.Supported, ch.RateA, ch.RateB)
 		}
+	}
+}
+
+// A file whose session was sealed afterwards as unfinished says so in the
+// report, with why; it is not shown as plainly sealed.
+func TestSealCellUnfinished(t *testing.T) {
+	unfinished := &rows.Marker{Seal: &rows.SealMark{End: rows.EndUnfinished, Note: "harness killed"}}
+	closed := &rows.Marker{Seal: &rows.SealMark{End: rows.EndClosed}}
+	f := File{Replay: review.FileReplay{Seal: rows.Sealing{State: rows.Sealed, Sessions: []rows.Session{{Seal: closed, Rows: 3}, {Seal: unfinished, Rows: 4}}}}}
+	if got := f.SealCell(); got != "UNFINISHED (4 rows: harness killed)" {
+		t.Fatalf("seal cell %q", got)
+	}
+	f.Replay.Seal.Sessions = f.Replay.Seal.Sessions[:1]
+	if got := f.SealCell(); got != "sealed" {
+		t.Fatalf("seal cell %q, want sealed", got)
 	}
 }

@@ -77,7 +77,7 @@ func (m *mdWriter) files(r *Report) {
 	m.line("")
 	m.line("## Files")
 	m.line("")
-	m.head("File", "Rows", "Chain", "Replay", "Last hash")
+	m.head("File", "Rows", "Chain", "Seal", "Replay", "Last hash")
 	for _, f := range r.Files {
 		chain, replay := "ok", "agrees"
 		if f.Replay.Chain != nil {
@@ -89,7 +89,7 @@ func (m *mdWriter) files(r *Report) {
 		if n := len(f.Replay.Diffs); n > 0 {
 			replay = "DISAGREES: " + plural(n, "difference", "differences")
 		}
-		m.row(code(f.Path), itoa(len(f.Rows)), chain, replay, code(shortHash(f.Replay.Last)))
+		m.row(code(f.Path), itoa(len(f.Rows)), chain, f.SealCell(), replay, code(shortHash(f.Replay.Last)))
 	}
 }
 

@@ -18,6 +18,7 @@ package render
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 	"time"
 
 	"faultwin/criteria"
@@ -31,6 +32,28 @@ type File struct {
 	Path   string
 	Rows   []rows.Row
 	Replay review.FileReplay
+}
+
+// SealCell is how the report states the file's seals: "sealed", "legacy",
+// "UNSEALED", or "UNFINISHED" with each session sealed afterwards as
+// unfinished and why: those rows are a run that never finished.
+func (f File) SealCell() string {
+	switch st := review.SealState(f.Replay.Seal); st {
+	case review.SealUnfinished:
+		var why []string
+		for _, s := range f.Replay.Seal.Sessions {
+			if s.Unfinished() {
+				why = append(why, plural(s.Rows, "row", "rows")+": "+s.Seal.Seal.Note)
+			}
+		}
+		return "UNFINISHED (" + strings.Join(why, "; ") + ")"
+	case review.SealUnsealed:
+		return "UNSEALED"
+	case "":
+		return "not checked"
+	default:
+		return st
+	}
 }
 
 // Load reads and replays each path. A file that cannot be read to its end

@@ -148,7 +148,7 @@ func TestMarkdownTampered(t *testing.T) {
 		"## Evidence that does not verify",
 		"results/run1.jsonl row 3 (W4_30): status recorded PASS, recomputed FAIL",
 		"PASS [replay disagrees]",
-		"| `results/run1.jsonl` | 4 | ok | DISAGREES: 1 difference |",
+		"| `results/run1.jsonl` | 4 | ok | not checked | DISAGREES: 1 difference |",
 	)
 }
 

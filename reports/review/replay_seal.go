@@ -20,6 +20,15 @@ func SealText(s rows.Sealing) string {
 		if s.LegacyRows > 0 {
 			t += fmt.Sprintf(", after %d legacy rows", s.LegacyRows)
 		}
+		n := 0
+		for _, x := range s.Sessions {
+			if x.Unfinished() {
+				n++
+			}
+		}
+		if n > 0 {
+			t += fmt.Sprintf(", %s UNFINISHED (sealed afterwards: the run that wrote it never finished)", count(n, "session"))
+		}
 		return t
 	case rows.Legacy:
 		return "unsealed (legacy: written before sealing)"
