@@ -23,7 +23,7 @@ const exitCodesText = `Exit status (every verb):
   0   success; for verbs that run or read rows: every row PASS
   1   a FAIL; or a check the verb makes failed (a chain, a seal, a row that
       does not re-judge, a missing prerequisite, an unclean host, a refused
-      seal or compact)
+      seal, compact or sign, a signature rejected by replay or merge)
   2   INVALID (not a measurement), and no FAIL or ERROR
   3   an ERROR: the harness broke
   64  a usage error: no verb, an unknown verb or flag, a bad flag value, a

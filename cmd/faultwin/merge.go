@@ -14,7 +14,7 @@ import (
 	"faultwin/reports/rows"
 )
 
-const mergeUsage = `usage: faultwin merge [--out SUMMARY.md] [--prom FILE.prom] [--allow-mixed] FILE|DIR...
+const mergeUsage = `usage: faultwin merge [--out SUMMARY.md] [--prom FILE.prom] [--allow-mixed] [--signers ALLOWED_SIGNERS [--require-signed]] FILE|DIR...
 
 Merges the rows files of a sharded soak (faultwin soak --shard k/n, one file
 per shard, on as many machines) into one summary. It checks, and names
@@ -29,7 +29,10 @@ every file, line and pair that fails:
     (missing and duplicate pairs are named);
   - provenance: every row has the same run commit and a clean work tree,
     and each window one definition; --allow-mixed accepts a difference,
-    with a warning in the summary.
+    with a warning in the summary;
+  - with --signers, each sealed session's signature (FILE.sig, made by
+    faultwin sign) verifies against that allowed_signers file, as replay
+    checks it; with --require-signed every session must be signed.
 
 The summary (Markdown, printed, and written to --out when given) holds k/N
 per window with 95% Wilson intervals over the merged soak, then each
@@ -49,12 +52,16 @@ that does not exist, a directory without rows files).
 `
 
 // runMerge is `faultwin merge`.
-func runMerge(_ context.Context, stdout io.Writer, args []string) error {
+func runMerge(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "merge", mergeUsage)
 	out := fs.String("out", "", "also write the merged summary (Markdown) to this file")
 	prom := fs.String("prom", "", "also write the merged numbers in the Prometheus text format to this `file` (atomically)")
 	allowMixed := fs.Bool("allow-mixed", false, "accept rows of more than one commit, a dirty tree or more than one definition of a window, with a warning")
+	sf := addSignerFlags(fs)
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := sf.check(fs); err != nil {
 		return err
 	}
 	if err := promPath(fs, *prom); err != nil {
@@ -92,6 +99,15 @@ func runMerge(_ context.Context, stdout io.Writer, args []string) error {
 		if err := writeProm(stdout, "merge", *prom, p); err != nil {
 			return err
 		}
+	}
+	if problems := sf.verify(ctx, stdout, "merge", paths); len(problems) > 0 {
+		if err := mergeExit(m, *allowMixed); err != nil {
+			if se, ok := err.(statusExit); ok && se.code == exitFail {
+				se.msg += "; and " + signatureExit("merge", problems).(statusExit).msg
+				return se
+			}
+		}
+		return signatureExit("merge", problems)
 	}
 	return mergeExit(m, *allowMixed)
 }

@@ -14,7 +14,7 @@ import (
 	"faultwin/reports/rows"
 )
 
-const replayUsage = `usage: faultwin replay FILE|DIR...
+const replayUsage = `usage: faultwin replay [--signers ALLOWED_SIGNERS [--require-signed]] FILE|DIR...
 
 Re-judges every row of each JSONL file (a directory stands for its *.jsonl
 and *.jsonl.gz files; a .jsonl.gz file holds compact rows, see faultwin
@@ -31,10 +31,19 @@ last row hash, chained like the rows). The header says "sealed", "UNSEALED"
 from the end) or "unsealed (legacy: written before sealing)" for files that
 predate seals, which replay cleanly but whose cut tail cannot be told.
 
+Signatures (faultwin sign): with --signers, each sealed session's
+signature in FILE.sig is verified with ssh-keygen against that
+allowed_signers file. A signature by a key not in it, one that does not
+verify over the seal (the file was re-chained after signing) and one of a
+seal the file does not hold fail the replay; with --require-signed so does
+a session, or a legacy file, without a signature. Without --signers, .sig
+files are not read.
+
 Exit status: 0 when every file reads to its end, every chain holds, no
 session lacks its seal and every row re-judges exactly as recorded, whatever
 the recorded statuses (a FAIL faithfully recorded replays cleanly); 1 on any
-disagreement, broken chain, unsealed session or unreadable file; 64 a usage
+disagreement, broken chain, unsealed session or unreadable file, or a
+signature check above that fails; 64 a usage
 error, also when an argument names no evidence: a path that does not exist,
 an empty (0-byte) file, a directory without rows files, or files that hold
 no rows at all (report and soak --summary refuse them alike).
@@ -42,9 +51,13 @@ no rows at all (report and soak --summary refuse them alike).
 
 // runReplay is `faultwin replay`: the reviewer's check that the evidence
 // says what it claims, needing nothing but the files.
-func runReplay(_ context.Context, stdout io.Writer, args []string) error {
+func runReplay(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "replay", replayUsage)
+	sf := addSignerFlags(fs)
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := sf.check(fs); err != nil {
 		return err
 	}
 	paths, err := evidenceFiles("replay", fs.Args())
@@ -68,6 +81,7 @@ func runReplay(_ context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	sigProblems := sf.verify(ctx, stdout, "replay", paths)
 	switch {
 	case bad > 0:
 		msg := fmt.Sprintf("replay: %d of %s do not replay cleanly (see the lines above)", bad, count(len(files), "file"))
@@ -75,9 +89,14 @@ func runReplay(_ context.Context, stdout io.Writer, args []string) error {
 			msg += fmt.Sprintf("; unsealed: %s. If the run that wrote them died, seal each with `faultwin seal --unfinished --reason WHY FILE`; if a file was cut, restore it from a copy",
 				strings.Join(unsealed, ", "))
 		}
+		if len(sigProblems) > 0 {
+			msg += fmt.Sprintf("; and %s rejected: %s", count(len(sigProblems), "signature check"), strings.Join(sigProblems, "; "))
+		}
 		return statusExit{exitFail, msg}
 	case nrows == 0:
 		return noRows("replay", paths)
+	case len(sigProblems) > 0:
+		return signatureExit("replay", sigProblems)
 	}
 	var seals []string
 	if n := states[rows.Sealed]; n > 0 {
@@ -85,6 +104,9 @@ func runReplay(_ context.Context, stdout io.Writer, args []string) error {
 	}
 	if n := states[rows.Legacy]; n > 0 {
 		seals = append(seals, fmt.Sprintf("%d legacy (written before sealing: a cut tail cannot be told)", n))
+	}
+	if *sf.signers != "" {
+		seals = append(seals, "every signature verifies")
 	}
 	fmt.Fprintf(stdout, "replay: %s, %s: every chain holds and every row re-judges as recorded; %s\n", count(len(files), "file"), count(nrows, "row"), strings.Join(seals, ", "))
 	return nil
