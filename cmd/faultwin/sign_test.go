@@ -237,3 +237,43 @@ func TestMergeSigned(t *testing.T) {
 		t.Errorf("both signed: exit %d (%v)\n%s", code, err, out)
 	}
 }
+
+// The nightly workflow signs each shard's rows when the signing key secret
+// is set, uploads the signatures beside them, and the merge job requires
+// them when allowed signers are configured.
+func TestNightlySoakSigns(t *testing.T) {
+	d := yamlDocs(t, workflowFile)[0]
+	soak := dig(t, d, "jobs", "soak")
+	if have := fmt.Sprint(dig(t, soak, "env", "HAVE_SIGNING_KEY")); !strings.Contains(have, "secrets.FAULTWIN_SIGNING_KEY != ''") {
+		t.Errorf("soak job env HAVE_SIGNING_KEY = %q", have)
+	}
+	var signed, uploaded bool
+	for _, st := range dig(t, soak, "steps").([]any) {
+		m := st.(map[string]any)
+		run, _ := m["run"].(string)
+		if strings.Contains(run, "faultwin sign") {
+			signed = true
+			if cond := fmt.Sprint(m["if"]); !strings.Contains(cond, "env.HAVE_SIGNING_KEY == 'true'") {
+				t.Errorf("sign step runs without the key secret: if %q", cond)
+			}
+			checkFlags(t, "workflow sign step", run, "sign", "key")
+		}
+		if u, _ := m["uses"].(string); strings.HasPrefix(u, "actions/upload-artifact") {
+			uploaded = strings.Contains(fmt.Sprint(m["with"].(map[string]any)["path"]), "results-shard-${{ matrix.shard }}.jsonl.sig")
+		}
+	}
+	if !signed || !uploaded {
+		t.Errorf("soak job: sign step %v, .sig uploaded %v", signed, uploaded)
+	}
+	verified := false
+	for _, st := range dig(t, d, "jobs", "merge", "steps").([]any) {
+		m := st.(map[string]any)
+		if run, _ := m["run"].(string); strings.Contains(run, "faultwin replay") {
+			verified = strings.Contains(fmt.Sprint(m["if"]), "vars.FAULTWIN_ALLOWED_SIGNERS != ''")
+			checkFlags(t, "workflow signature step", run, "replay", "signers", "require-signed")
+		}
+	}
+	if !verified {
+		t.Error("merge job: no signature check guarded by the allowed signers variable")
+	}
+}
