@@ -300,6 +300,10 @@ func sealName(h string) string {
 // signature verifies over Message(seal) for that principal (-Y verify).
 func Verify(ctx context.Context, path, signers string) FileCheck {
 	f := FileCheck{Path: path}
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		f.Err = fmt.Errorf("%s: signatures not checked: ssh-keygen (OpenSSH) is needed: %w", path, err)
+		return f
+	}
 	ss, sealing, err := seals(path)
 	if err != nil {
 		f.Err = err
