@@ -16,6 +16,8 @@ packages=(
   # the podman windows: podman 4.3 with runc (crun cannot run here), conmon,
   # netavark and the iptables it drives, and a static busybox for the image
   podman runc conmon netavark aardvark-dns iptables busybox-static
+  # ssh-keygen signs and verifies sealed sessions (faultwin sign, --signers)
+  openssh-client
 )
 
 missing=()
