@@ -47,47 +47,42 @@ func checkPhases(p Plan, roles map[string]int) error {
 // phaseState is what the scanner knows of the plan's phases.
 type phaseState struct {
 	defs  []Phase
+	role  []int       // the role index a phase's evidence names; -1: none
 	at    []time.Time // zero until entered
 	why   []string
 	order []int // phase indexes in the order they were entered
-	// gone tracks, per role, whether it has had a live process since it
-	// appeared.
-	roleLive []bool
+}
+
+// newPhaseState resolves each phase's role once; checkPhases has made sure
+// every role named exists.
+func newPhaseState(phases []Phase, roles []Role) phaseState {
+	ps := phaseState{defs: phases, role: make([]int, len(phases)), at: make([]time.Time, len(phases)), why: make([]string, len(phases))}
+	for i, d := range phases {
+		name := d.Appeared + d.Gone + d.Forked // at most one is set
+		ps.role[i] = slices.IndexFunc(roles, func(r Role) bool { return r.Name == name && name != "" })
+	}
+	return ps
 }
 
 // phases enters every phase whose evidence this tick shows. It runs after
 // scan, so roles are classified and fresh processes are known.
 func (s *scanner) phases(now, start time.Time) {
 	ps := &s.ph
-	if len(ps.defs) == 0 {
-		return
-	}
-	for i := range s.roles {
-		ps.roleLive[i] = false
-	}
-	for _, p := range s.procs {
-		if p.member && p.state != 'Z' && p.state != 'X' && p.listed == s.tick {
-			for r := range s.roles {
-				ps.roleLive[r] = ps.roleLive[r] || p.has(r)
-			}
-		}
-	}
 	for i, d := range ps.defs {
 		if !ps.at[i].IsZero() {
 			continue
 		}
+		r := ps.role[i]
 		switch {
 		case d.Appeared != "":
-			if a := s.freshRole[s.roleIndex(d.Appeared)]; a != nil {
+			if a := s.freshRole[r]; a != nil {
 				s.enter(i, a.At, fmt.Sprintf("%s pid %d (%s) appeared", a.Role, a.PID.PID, a.Comm))
 			}
 		case d.Gone != "":
-			r := s.roleIndex(d.Gone)
-			if s.roleSeen[r] && !ps.roleLive[r] {
+			if s.roleSeen[r] && len(s.targets(r)) == 0 {
 				s.enter(i, now, "no live process of "+d.Gone+" is left")
 			}
 		case d.Forked != "":
-			r := s.roleIndex(d.Forked)
 			for _, p := range s.fresh {
 				if parent := s.procs[p.ppid]; p.member && parent != nil && parent.has(r) && s.tick > 1 {
 					s.enter(i, now, fmt.Sprintf("%s pid %d forked %s pid %d", d.Forked, parent.id.PID, p.comm, p.id.PID))
@@ -116,10 +111,6 @@ func (s *scanner) phases(now, start time.Time) {
 func (s *scanner) enter(i int, at time.Time, why string) {
 	s.ph.at[i], s.ph.why[i] = at, why
 	s.ph.order = append(s.ph.order, i)
-}
-
-func (s *scanner) roleIndex(name string) int {
-	return slices.IndexFunc(s.roles, func(r Role) bool { return r.Name == name })
 }
 
 // entered returns when the named phase was entered.

@@ -3,6 +3,7 @@ package triggers
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -184,4 +185,8 @@ func TestCheckPhases(t *testing.T) {
 	if err := checkPhases(Plan{Phases: []Phase{{Name: "a"}, {Name: "b", Gone: "criu"}}, WatchPhase: "b"}, roles); err != nil {
 		t.Errorf("a good plan refused: %v", err)
 	}
+}
+
+func (s *scanner) roleIndex(name string) int {
+	return slices.IndexFunc(s.roles, func(r Role) bool { return r.Name == name })
 }

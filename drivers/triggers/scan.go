@@ -65,7 +65,7 @@ type scanner struct {
 	run    string
 	op     model.PID
 	roles  []Role
-	byComm map[string][]int // roles by comm; roles with argv words first
+	byComm map[string][]int // roles by comm
 	envKey []byte           // "\x00FAULTWIN_RUN=<run>\x00"
 
 	procs map[int]*proc
@@ -75,7 +75,7 @@ type scanner struct {
 
 	appeared []Appearance
 	roleSeen []bool
-	// fresh is each role's first process that was not there when the
+	// freshRole is each role's first process that was not there when the
 	// watch began: what enters an "appeared" phase.
 	freshRole []*Appearance
 	ph        phaseState
@@ -95,10 +95,9 @@ func newScanner(root string, run string, op model.PID, roles []Role, phases []Ph
 		procs:     map[int]*proc{},
 		roleSeen:  make([]bool, len(roles)),
 		freshRole: make([]*Appearance, len(roles)),
-		ph: phaseState{defs: phases, at: make([]time.Time, len(phases)), why: make([]string, len(phases)),
-			roleLive: make([]bool, len(roles))},
-		dents: make([]byte, 64<<10),
-		buf:   make([]byte, 8<<10),
+		ph:        newPhaseState(phases, roles),
+		dents:     make([]byte, 64<<10),
+		buf:       make([]byte, 8<<10),
 	}
 	if run != "" {
 		s.envKey = []byte("\x00" + model.RunEnvKey + "=" + run + "\x00")

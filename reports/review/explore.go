@@ -56,18 +56,18 @@ func OutcomeOf(r rows.Row) (Outcome, error) {
 			o.Landed = "start"
 		}
 	} else {
-		fired := false
 		for _, tp := range in.Trace {
 			if tp.Fired {
-				fired = true
+				break
+			}
+			if model.NotFired(tp.Note) {
+				// An external trigger that never fired: the operation
+				// ended before the instant, and its own point is no
+				// place the operation passed.
+				o.Landed = "the operation's end (no kill)"
 				break
 			}
 			o.Landed = tp.Point
-		}
-		if !fired && r.Window.Driver != "" && r.Window.Driver != model.DefaultDriver {
-			// An external trigger that never fired leaves only its own
-			// not-fired note: the operation ended before the instant.
-			o.Landed = "the operation's end (no kill)"
 		}
 	}
 	for _, p := range in.AfterDeath.Processes {
