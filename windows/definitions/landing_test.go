@@ -1,0 +1,54 @@
+package definitions
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"faultwin/internal/model"
+)
+
+// phased is a supervisor described as data with two phases of restore: a
+// point aimed at the phase a window names, and one that watches a role.
+var phased = model.DriverSpec{
+	Name: "phased", Operations: []string{"restore"},
+	Phases: map[string][]string{"restore": {"prepare", "criu_restoring"}},
+	Points: []model.Point{
+		{Name: "restore.podman_in_phase", Operation: "restore", Watch: model.PhaseWatch, Phase: model.AnyPhase, Kill: []string{"operation"}},
+		{Name: "restore.op", Operation: "restore", Watch: model.WatchOperation, Kill: []string{"operation"}, Timed: true},
+	},
+}
+
+func loadPhased(t *testing.T, point, extra string) ([]model.Window, error) {
+	t.Helper()
+	text := "id: PX\ndriver: phased\noperation: restore\npoint: " + point + "\n" + extra +
+		"precondition: {cold: 1, checkpoint: true}\ncriteria: [F1, P1]\ndescription: a phased window\n"
+	return LoadFS(fstest.MapFS{"windows/a.yaml": {Data: []byte(text)}}, "windows", append(testSpecs, phased))
+}
+
+func TestLandsIn(t *testing.T) {
+	ws, err := loadPhased(t, "restore.podman_in_phase", "lands_in: criu_restoring\n")
+	if err != nil || len(ws) != 1 || ws[0].Fault.LandsIn != "criu_restoring" {
+		t.Fatalf("a window aimed at a declared phase: %+v, %v", ws, err)
+	}
+	if !strings.Contains(ws[0].Source, "lands_in: criu_restoring\n") {
+		t.Errorf("lands_in is not in the canonical source, so changing it would keep the id:\n%s", ws[0].Source)
+	}
+	for _, c := range []struct{ name, point, extra, want string }{
+		{"aimed point without lands_in", "restore.podman_in_phase", "",
+			"lands_in: restore.podman_in_phase kills in the phase the window names, and this window names none"},
+		{"undeclared phase", "restore.op", "delays_ms: [50]\nlands_in: tasks_restored\n",
+			`lands_in: phased observes no phase "tasks_restored" of restore (use one of prepare, criu_restoring)`},
+	} {
+		_, err := loadPhased(t, c.point, c.extra)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	// A point compiled into the supervisor: its own trace says where it
+	// landed, so a window may not name a phase for it.
+	text := strings.Replace(valid, "criteria:", "lands_in: prepare\ncriteria:", 1)
+	if _, err := loadOne(t, text); err == nil || !strings.Contains(err.Error(), "is not an external point") {
+		t.Errorf("lands_in on refsup's compiled-in point: %v", err)
+	}
+}
