@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moby/sys/mountinfo"
 	"github.com/prometheus/procfs"
@@ -26,7 +27,12 @@ func TestPlantAndRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv, _ := proc.CmdLine()
+	// Start returns once the child is forked, and its argv reads empty
+	// until its exec lays the new one out: read it again until then.
+	var argv []string
+	for deadline := time.Now().Add(2 * time.Second); len(argv) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		argv, _ = proc.CmdLine()
+	}
 	if !strings.Contains(strings.Join(argv, " "), "--tag faultwin:r10") {
 		t.Errorf("decoy argv lacks its tag: %q", argv)
 	}
