@@ -22,6 +22,9 @@ var evaluators = map[string]func(*ctx) Result{
 	model.R2:  r2,
 	model.R3:  r3,
 	model.R4:  r4,
+	model.U1:  u1,
+	model.U2:  u2,
+	model.U3:  u3,
 }
 
 // IDs returns every criterion id this package can judge, gatekeepers first.

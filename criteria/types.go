@@ -36,6 +36,9 @@ type Input struct {
 	// Recovery is what a recovery window recorded after the first death:
 	// the restarts, the settle, identities and intents (R1..R4).
 	Recovery *model.Recovery `json:"recovery,omitempty"`
+	// Aftermath is what the user's own recovery found after the death and
+	// before the sweep: the calls, the looks and the workloads (U1..U3).
+	Aftermath *model.Aftermath `json:"aftermath,omitempty"`
 	// PrepareErr is set when the window's precondition was not reached.
 	PrepareErr string `json:"prepare_err,omitempty"`
 	// HarnessErr is set when the harness itself broke during the window.

@@ -95,3 +95,14 @@ type Prerequisite struct {
 	Detail string // what was found
 	Fix    string // what provides it ("Debian package podman")
 }
+
+// Aftercarer is a driver that can do what its supervisor's user does after
+// a crash, before anything destructive: look (list, inspect), let the
+// supervisor clean up its own workload, retry the interrupted operation,
+// look again. It records each call, bounded, and reads the host at each
+// look and each workload's identity from the host (package hostview). The
+// runner calls it after the death's evidence and before the sweeps; the
+// driver read the workloads' identities before the trigger itself.
+type Aftercarer interface {
+	Aftermath(ctx context.Context, w model.Window) *model.Aftermath
+}

@@ -48,11 +48,13 @@ type Description struct {
 	Operations   map[string]Operation `yaml:"operations"`
 	// Sweep is the supervisor's own cleanup after a crash, what its users
 	// run; the harness runs it twice.
-	Sweep  []Command       `yaml:"sweep"`
-	Roles  map[string]Role `yaml:"roles"`
-	Points []Point         `yaml:"points"`
-	Owns   Owns            `yaml:"owns"`
-	Shared []Shared        `yaml:"shared"`
+	Sweep []Command `yaml:"sweep"`
+	// Recovery is what a user runs after a crash, before the sweep.
+	Recovery Recovery        `yaml:"recovery"`
+	Roles    map[string]Role `yaml:"roles"`
+	Points   []Point         `yaml:"points"`
+	Owns     Owns            `yaml:"owns"`
+	Shared   []Shared        `yaml:"shared"`
 	// Reclaim is the last resort between windows, never counted as the
 	// supervisor's sweep: what it may remove besides the run's own things.
 	Reclaim Reclaim `yaml:"reclaim"`
@@ -340,6 +342,7 @@ func (c *checker) check(d *Description) {
 		}
 		c.phases(d, "operations."+name+".phases", op.Phases, vars)
 	}
+	c.recovery(d, vars)
 	if len(d.Sweep) == 0 {
 		c.addf("sweep", "missing; give the supervisor's own cleanup commands")
 	}

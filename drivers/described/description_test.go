@@ -57,6 +57,19 @@ points:
     operation: stop
     watch: helper
     kill: [operation]
+recovery:
+  workload: "s{n}"
+  env: DEMO_SESSION
+  identity: /state/counter
+  bound_ms: 200
+  list:
+    run: ["{base}", list]
+    line: '^(?P<name>\S+) (?P<state>\S+)$'
+    states: {running: [up], stopped: [down]}
+  cleanup:
+    - ["{base}", cleanup, s1]
+  retry:
+    stop: {expect: runs, run: [["{base}", start, s1]]}
 `
 
 func TestMinimalDescription(t *testing.T) {
@@ -91,6 +104,13 @@ func TestDescriptionErrors(t *testing.T) {
 		{"catch-all glob", "points:", "owns:\n  links: [\"*\"]\npoints:", "demo.yaml:16: owns.links[0]: \"*\": give a path.Match glob"},
 		{"shared without why", "points:", "shared:\n  - key: \"chain ip nat X\"\npoints:", "demo.yaml:16: shared[0].why: missing"},
 		{"bad yaml", "roles:", "roles: [", "demo.yaml:12: yaml: did not find expected"},
+		{"no retry for an operation", "    stop: {expect: runs", "    stopp: {expect: runs", "demo.yaml:32: recovery.retry: no retry for operation stop"},
+		{"unknown expectation", "expect: runs", "expect: works", "demo.yaml:32: recovery.retry.stop.expect: \"works\": use continue"},
+		{"list without groups", `(?P<state>\S+)$'`, `(\S+)$'`, "demo.yaml:27: recovery.list.line"},
+		{"state word twice", "stopped: [down]", "stopped: [down, up]", "recovery.list.states.stopped: \"up\" is already running"},
+		{"bound over timeout", "bound_ms: 200", "bound_ms: 5000", "demo.yaml:24: recovery.bound_ms: 5000: give 100..timeout_ms (1000)"},
+		{"relative identity", "identity: /state/counter", "identity: counter", "demo.yaml:23: recovery.identity"},
+		{"no recovery", "recovery:", "recovery_:", "unknown field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := strings.Replace(minimal, tc.from, tc.to, 1)

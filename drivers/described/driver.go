@@ -39,6 +39,7 @@ type Driver struct {
 	opNote  string
 	watch   *triggers.Watcher
 	result  *triggers.Result
+	before  []model.Workload // identities read before the trigger
 }
 
 // call is one bounded command and what it printed.
@@ -83,6 +84,9 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 			return d.scope, fmt.Errorf("precondition: cold session %d: %w", n, err)
 		}
 	}
+	// Read while every cold session runs: a checkpointed one is read just
+	// before its checkpoint, which counts on from there.
+	d.readBefore(pre.Cold)
 	if pre.Checkpoint {
 		if err := d.do(ctx, "precondition checkpoint", d.desc.Precondition.Checkpoint, 1); err != nil {
 			return d.scope, fmt.Errorf("precondition: checkpoint: %w", err)

@@ -17,11 +17,16 @@ const (
 	R2  = "R2"
 	R3  = "R3"
 	R4  = "R4"
+	// What the death cost its user (Aftermath): the workload goes on, the
+	// supervisor answers, and what it reports is what the host shows.
+	U1 = "U1"
+	U2 = "U2"
+	U3 = "U3"
 )
 
 // CriterionIDs are the ids a window may list, in the order rows and windows
 // list them. PRE is judged for every window and is not listed.
-var CriterionIDs = []string{F1, O1, P1, P2, P3, P4, P5, P6, H1, R1, R2, R3, R4}
+var CriterionIDs = []string{F1, O1, P1, P2, P3, P4, P5, P6, H1, R1, R2, R3, R4, U1, U2, U3}
 
 // Window statuses.
 const (

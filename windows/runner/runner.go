@@ -135,6 +135,7 @@ func (x *attempt) execute() {
 	x.death()
 	x.evidence()
 	x.recover()
+	x.aftermath()
 	x.sweeps()
 	x.reuse()
 	x.reclaim()
@@ -271,6 +272,20 @@ func (x *attempt) evidence() {
 	if x.r.AfterDeath != nil && x.in.Scope.Run != "" {
 		x.harness("after death", x.r.AfterDeath(x.ctx, x.in.Scope))
 	}
+}
+
+// aftermath (step 6b): what the death cost the user. The driver does what
+// the supervisor's user does after a crash, before the destructive sweep.
+func (x *attempt) aftermath() {
+	ac, ok := x.d.(drivers.Aftercarer)
+	if !ok || x.in.PrepareErr != "" || x.in.HarnessErr != "" {
+		return
+	}
+	x.logf("aftermath: look, clean up, retry %s, look", x.w.Operation)
+	_ = x.step("aftermath", func() error {
+		x.in.Aftermath = ac.Aftermath(x.ctx, x.w)
+		return nil
+	})
 }
 
 // sweeps (step 7): the supervisor's own sweep, a snapshot, the sweep again

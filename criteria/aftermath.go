@@ -1,0 +1,323 @@
+package criteria
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"faultwin/internal/model"
+)
+
+// aftermathGaps says why a window's aftermath cannot be judged by id; ok is
+// false when the criterion instead does not apply (its reason in na).
+func aftermathGaps(in Input, id string) (gaps []string, na string) {
+	a := in.Aftermath
+	switch {
+	case a == nil:
+		return []string{"no aftermath recorded: the user's recovery was never run"}, ""
+	case a.NotApplicable[id] != "":
+		return nil, a.NotApplicable[id]
+	case a.Err != "":
+		return []string{"the user's recovery broke: " + a.Err}, ""
+	}
+	return nil, ""
+}
+
+// notApplicable is the result of a criterion that does not apply to the
+// window, with why: it holds, and says so.
+func notApplicable(id, why string) Result {
+	return Result{ID: id, Judged: true, Pass: true, Summary: "does not apply: " + why}
+}
+
+// workload returns the named workload of ws.
+func workload(ws []model.Workload, name string) (model.Workload, bool) {
+	for _, w := range ws {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return model.Workload{}, false
+}
+
+// lastRetry is the call that decided what the retry left: the last one.
+func lastRetry(a *model.Aftermath) (model.UserCall, bool) {
+	for i := len(a.Calls) - 1; i >= 0; i-- {
+		if a.Calls[i].Step == "retry" {
+			return a.Calls[i], true
+		}
+	}
+	return model.UserCall{}, false
+}
+
+// reported says whether the user was told: the call that decided the
+// outcome failed and said why.
+func reported(c model.UserCall, ok bool) (string, bool) {
+	if !ok || !c.Failed() {
+		return "", false
+	}
+	msg := lastLine(c.Output)
+	if msg == "" {
+		return "", false
+	}
+	return c.What + " failed (exit " + strconv.Itoa(c.Exit) + "): " + msg, true
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func identityText(w model.Workload) string {
+	if w.Err != "" {
+		return "unreadable (" + w.Err + ")"
+	}
+	return "boot " + w.Boot + ", counter " + strconv.Itoa(w.Counter) + " then " + strconv.Itoa(w.Counter2)
+}
+
+// u1 holds when, after the user's recovery, the workload is where its user
+// can go on: a restored or re-checkpointed workload continues from its
+// memory (same marker and boot nonce, a counter at least the one it had and
+// moving), a removed one is gone, a stopped one runs again. When it is not,
+// the supervisor must have said so: the call that decided the outcome
+// failed with a message. Loss that no call reports is false.
+func u1(c *ctx) Result {
+	j := &judge{id: model.U1}
+	gaps, na := aftermathGaps(c.in, model.U1)
+	if na != "" {
+		return notApplicable(model.U1, na)
+	}
+	j.gap(gaps...)
+	a := c.in.Aftermath
+	if len(j.gaps) == 0 && a.Expect == "" {
+		j.gap("the aftermath names no expected outcome")
+	}
+	if len(j.gaps) > 0 {
+		return j.result("", nil)
+	}
+	last, hasRetry := lastRetry(a)
+	after, found := workload(a.After, a.Target)
+	if !found {
+		after = model.Workload{Name: a.Target, Err: "not read"}
+	}
+	var lost string
+	switch a.Expect {
+	case model.ExpectContinue:
+		origin := a.Before
+		if len(origin) == 0 || origin[0].Boot == "" {
+			j.gap("the workload's identity before the trigger was not read")
+			return j.result("", nil)
+		}
+		b := origin[0]
+		switch {
+		case a.Target == "":
+			lost = "no workload came out of the retry"
+		case !after.Running():
+			lost = a.Target + " does not run on: " + identityText(after)
+		case after.Boot != b.Boot:
+			lost = a.Target + " booted afresh: boot nonce " + b.Boot + " before, " + after.Boot + " after (its memory is gone)"
+		case after.Marker != b.Marker:
+			lost = a.Target + " is another workload: marker " + b.Marker + " before, " + after.Marker + " after"
+		case after.Counter < b.Counter:
+			lost = a.Target + " went back: counter " + strconv.Itoa(b.Counter) + " before, " + strconv.Itoa(after.Counter) + " after"
+		}
+		j.note(b.Name + " before: " + identityText(b))
+	case model.ExpectAbsent:
+		if after.Running() || len(after.PIDs) > 0 {
+			lost = a.Target + " still runs after its removal: pids " + ints(after.PIDs)
+		}
+	case model.ExpectRuns:
+		if !after.Running() {
+			lost = a.Target + " does not run again: " + identityText(after)
+		}
+	default:
+		j.gap("unknown expected outcome " + strconv.Quote(a.Expect))
+		return j.result("", nil)
+	}
+	j.note(a.Target + " after: " + identityText(after))
+	if lost == "" {
+		return j.result(a.Target+" is where its user can go on ("+a.Expect+")", nil)
+	}
+	if msg, ok := reported(last, hasRetry); ok {
+		j.note("state lost, and reported: " + msg)
+		return j.result("state lost, reported by the supervisor: "+lost, nil)
+	}
+	if hasRetry {
+		j.fail(lost + "; the retry " + last.What + " said it succeeded")
+	} else {
+		j.fail(lost + "; no call said so")
+	}
+	return j.result("", func(int) string { return "state lost and unreported: " + lost })
+}
+
+// u2 holds when every call the user made after the death returned within
+// the bound, and every look answered.
+func u2(c *ctx) Result {
+	j := &judge{id: model.U2}
+	gaps, na := aftermathGaps(c.in, model.U2)
+	if na != "" {
+		return notApplicable(model.U2, na)
+	}
+	j.gap(gaps...)
+	if len(j.gaps) == 0 && len(c.in.Aftermath.Calls) == 0 {
+		j.gap("no call was made after the death")
+	}
+	if len(j.gaps) > 0 {
+		return j.result("", nil)
+	}
+	a := c.in.Aftermath
+	var slowest float64
+	for _, call := range a.Calls {
+		slowest = max(slowest, call.MS)
+		switch {
+		case call.TimedOut || (a.BoundMS > 0 && call.MS > float64(a.BoundMS)):
+			j.fail(call.What + " hung: no answer after " + strconv.FormatFloat(call.MS, 'f', 0, 64) + " ms (bound " +
+				strconv.Itoa(a.BoundMS) + " ms); waiting: " + stuckText(call.Stuck))
+		case call.Step == "look" && call.Failed():
+			j.fail(call.What + " did not answer: exit " + strconv.Itoa(call.Exit) + " " + call.Signal + ": " + lastLine(call.Output))
+		}
+	}
+	j.note(plural(len(a.Calls), "call", "calls") + ", slowest " + strconv.FormatFloat(slowest, 'f', 0, 64) + " ms")
+	return j.result("the supervisor answered every call within "+strconv.Itoa(a.BoundMS)+" ms",
+		func(n int) string { return "the supervisor did not answer: " + plural(n, "call", "calls") })
+}
+
+func stuckText(ps []model.StuckProc) string {
+	if len(ps) == 0 {
+		return "no process recorded"
+	}
+	var parts []string
+	for _, p := range ps {
+		s := strconv.Itoa(p.PID) + " " + p.Comm + " (" + p.State
+		if p.Wchan != "" {
+			s += " in " + p.Wchan
+		}
+		if !p.Own {
+			s += ", not the call's"
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ints(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, strconv.Itoa(x))
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// u3 holds when, at every look that answered and during which the host held
+// still, each workload the supervisor reports running has live processes on
+// the host, and each it reports stopped or absent has none. A look during
+// which the host changed proves nothing either way and is only noted; if no
+// look answered, nothing the supervisor says could be checked, and u3 is
+// false with U2.
+func u3(c *ctx) Result {
+	j := &judge{id: model.U3}
+	gaps, na := aftermathGaps(c.in, model.U3)
+	if na != "" {
+		return notApplicable(model.U3, na)
+	}
+	j.gap(gaps...)
+	if len(j.gaps) > 0 {
+		return j.result("", nil)
+	}
+	a := c.in.Aftermath
+	compared := 0
+	for _, l := range a.Looks {
+		if l.Call < 0 || l.Call >= len(a.Calls) {
+			j.gap("look " + l.When + " names no call")
+			continue
+		}
+		call := a.Calls[l.Call]
+		if call.Failed() || l.ParseErr != "" {
+			j.note(l.When + ": no view (" + firstNonEmpty(l.ParseErr, lastLine(call.Output)) + ")")
+			continue
+		}
+		pre, post := hostStates(l.HostPre), hostStates(l.HostPost)
+		names := lookNames(a, l)
+		stable := true
+		for _, n := range names {
+			if pre[n].State() != post[n].State() {
+				stable = false
+				j.note(l.When + ": " + n + " changed on the host during the look (" + pre[n].State() + " -> " + post[n].State() + ")")
+			}
+		}
+		if !stable {
+			continue
+		}
+		compared++
+		for _, n := range names {
+			rep := model.Reported{Name: n, State: model.StateAbsent, Raw: "not listed"}
+			for _, r := range l.Reported {
+				if r.Name == n {
+					rep = r
+				}
+			}
+			h := post[n]
+			switch {
+			case rep.State == "":
+				j.note(l.When + ": " + n + " reported " + strconv.Quote(rep.Raw) + ", a word the description maps to no state")
+			case rep.State == model.StateRunning && h.State() != model.StateRunning:
+				j.fail(l.When + ": " + n + " reported " + rep.Raw + " (running), the host has no live process of it")
+			case rep.State != model.StateRunning && h.State() == model.StateRunning:
+				j.fail(l.When + ": " + n + " reported " + rep.Raw + " (" + rep.State + "), the host runs it: pids " +
+					ints(h.PIDs) + " " + strings.Join(h.Comms, ","))
+			default:
+				j.note(l.When + ": " + n + " reported " + rep.Raw + ", host " + h.State())
+			}
+		}
+	}
+	if compared == 0 && len(j.gaps) == 0 && len(j.bad) == 0 {
+		if slices.ContainsFunc(a.Looks, func(l model.Look) bool {
+			return l.Call >= 0 && l.Call < len(a.Calls) && !a.Calls[l.Call].Failed() && l.ParseErr == ""
+		}) {
+			j.gap("the host changed during every look that answered")
+		} else {
+			j.fail("no look answered: nothing the supervisor reports could be checked against the host")
+		}
+	}
+	return j.result("what the supervisor reports is what the host shows ("+plural(compared, "look", "looks")+")",
+		func(n int) string {
+			return "the supervisor's view contradicts the host: " + plural(n, "disagreement", "disagreements")
+		})
+}
+
+func hostStates(hs []model.HostWorkload) map[string]model.HostWorkload {
+	m := map[string]model.HostWorkload{}
+	for _, h := range hs {
+		m[h.Name] = h
+	}
+	return m
+}
+
+// lookNames are the workloads a look is judged on: those the host was read
+// for (every workload of the run the harness knows) and those reported.
+func lookNames(a *model.Aftermath, l model.Look) []string {
+	var names []string
+	add := func(n string) {
+		if n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	for _, h := range l.HostPost {
+		add(h.Name)
+	}
+	for _, r := range l.Reported {
+		if _, ok := hostStates(l.HostPost)[r.Name]; ok {
+			add(r.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

@@ -1,0 +1,185 @@
+package described
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"strings"
+	"time"
+
+	"faultwin/drivers/hostview"
+	"faultwin/internal/model"
+)
+
+// workloadName is session n's name, as the supervisor calls it.
+func (d *Driver) workloadName(n int) string { return d.expand(Command{d.desc.Recovery.Workload}, n)[0] }
+
+func (d *Driver) finder() hostview.Finder { return hostview.ByEnv(d.desc.Recovery.Env, d.run) }
+
+// identity reads session n's workload's identity from the host.
+func (d *Driver) identity(name string) model.Workload {
+	rel := strings.TrimPrefix(d.desc.Recovery.Identity, "/")
+	return hostview.Identity(name, hostview.InRoot(name, rel, d.finder()))
+}
+
+// readBefore reads the identity of each cold session once its payload has
+// written one (it starts counting at once; allow it 5 s).
+func (d *Driver) readBefore(cold int) {
+	d.before = nil
+	for n := 1; n <= cold; n++ {
+		name := d.workloadName(n)
+		w := d.identity(name)
+		for deadline := time.Now().Add(5 * time.Second); !w.Running() && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+			w = d.identity(name)
+		}
+		d.before = append(d.before, w)
+	}
+}
+
+// Aftermath implements drivers.Aftercarer from the description's recovery:
+// look, clean up, retry, look, then read the target's identity.
+func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath {
+	r := d.desc.Recovery
+	rt := r.Retry[w.Operation]
+	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: d.workloadName(1),
+		Expect: rt.Expect, BoundMS: r.BoundMS, Before: slices.Clone(d.before), Calls: []model.UserCall{}}
+	if len(a.Before) == 0 {
+		a.Before = []model.Workload{}
+	}
+	names := []string{}
+	for n := 1; n <= max(1, w.Precondition.Cold); n++ {
+		names = append(names, d.workloadName(n))
+	}
+	d.look(ctx, a, "after_death", names)
+	for i, l := range r.Look {
+		d.userCall(ctx, a, "look", fmt.Sprintf("look %d", i+1), l)
+	}
+	for i, cl := range r.Cleanup {
+		d.userCall(ctx, a, "cleanup", fmt.Sprintf("cleanup %d", i+1), cl)
+	}
+	for i, cl := range rt.Run {
+		d.userCall(ctx, a, "retry", fmt.Sprintf("retry %s %d", w.Operation, i+1), cl)
+	}
+	d.look(ctx, a, "after_retry", names)
+	for _, n := range names {
+		a.After = append(a.After, d.identity(n))
+	}
+	return a
+}
+
+// lookTries bounds how often a look is repeated while the host changes
+// under it (a killed operation's helpers may still be finishing).
+const lookTries = 3
+
+// look lists the workloads as the supervisor reports them, reading the
+// host just before and just after; a look during which the host changed
+// is repeated, a moment later.
+func (d *Driver) look(ctx context.Context, a *model.Aftermath, when string, names []string) {
+	l := d.desc.Recovery.List
+	for try := 1; try <= lookTries; try++ {
+		lk := model.Look{When: when, Reported: []model.Reported{}}
+		pre, perr := hostview.Workloads(names, d.finder())
+		lk.HostPre = pre
+		lk.Call = d.userCall(ctx, a, "look", "list ("+when+")", l.Run)
+		call := a.Calls[lk.Call]
+		seen := slices.Clone(names)
+		if !call.Failed() {
+			rep, bad, err := l.parse(call.Output)
+			lk.Reported, lk.Unmatched = rep, bad
+			if err != nil {
+				lk.ParseErr = err.Error()
+			} else if len(bad) > 0 {
+				// a line the description cannot read may be a workload:
+				// reading the rest as the whole view would call it absent
+				lk.ParseErr = fmt.Sprintf("%d line(s) of the list match no entry of the description: %q", len(bad), bad[0])
+			}
+			for _, r := range rep {
+				if !slices.Contains(seen, r.Name) {
+					seen = append(seen, r.Name)
+				}
+			}
+		}
+		post, qerr := hostview.Workloads(seen, d.finder())
+		lk.HostPost = post
+		if len(seen) > len(names) {
+			// the host before the call, for the names the list added
+			lk.HostPre, perr = hostview.Workloads(seen, d.finder())
+			lk.HostPre = mergePre(pre, lk.HostPre)
+		}
+		if perr != nil || qerr != nil {
+			lk.ParseErr = strings.TrimPrefix(lk.ParseErr+"; ", "; ") + fmt.Sprintf("reading the host: %v %v", perr, qerr)
+		}
+		a.Looks = append(a.Looks, lk)
+		if stable(lk) || call.Failed() || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// mergePre keeps the reads taken before the call and adds, for names only
+// the list named, the read taken once it had answered.
+func mergePre(pre, late []model.HostWorkload) []model.HostWorkload {
+	out := slices.Clone(pre)
+	for _, h := range late {
+		if !slices.ContainsFunc(pre, func(p model.HostWorkload) bool { return p.Name == h.Name }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func stable(l model.Look) bool {
+	pre := map[string]string{}
+	for _, h := range l.HostPre {
+		pre[h.Name] = h.State()
+	}
+	for _, h := range l.HostPost {
+		if s, ok := pre[h.Name]; ok && s != h.State() {
+			return false
+		}
+	}
+	return true
+}
+
+// userCall runs one call of the user's recovery, bounded by bound_ms; a
+// call still running then is recorded with what it waits on and killed.
+// It returns the call's index in a.Calls.
+func (d *Driver) userCall(ctx context.Context, a *model.Aftermath, step, what string, c Command) int {
+	argv := d.expand(c, 1)
+	cmd := d.command(argv)
+	out := &limitedBuffer{max: 1 << 20}
+	cmd.Stdout, cmd.Stderr = out, out
+	uc := model.UserCall{Step: step, What: what, Argv: argv}
+	t0 := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		bound := time.NewTimer(time.Duration(a.BoundMS) * time.Millisecond)
+		select {
+		case err = <-done:
+		case <-bound.C:
+			uc.TimedOut = true
+			uc.Stuck = hostview.Stuck(cmd.Process.Pid, d.run)
+			_ = cmd.Process.Kill()
+			err = <-done
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			err = <-done
+		}
+		bound.Stop()
+	}
+	uc.MS = ms(time.Since(t0))
+	uc.Output = out.String()
+	uc.Exit, uc.Signal = exitCode(cmd.ProcessState), signalOf(cmd.ProcessState)
+	if err != nil && cmd.ProcessState == nil {
+		uc.Exit, uc.Output = -1, uc.Output+err.Error()
+	}
+	d.calls = append(d.calls, call{What: "aftermath " + what, Argv: argv, Exit: uc.Exit, Signal: uc.Signal,
+		TimedOut: uc.TimedOut, MS: uc.MS, Output: uc.Output})
+	a.Calls = append(a.Calls, uc)
+	return len(a.Calls) - 1
+}

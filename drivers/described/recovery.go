@@ -1,0 +1,214 @@
+package described
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"faultwin/internal/model"
+)
+
+// Recovery is what the supervisor's user runs after a crash, before
+// anything destructive: the harness runs it after the death's evidence
+// and before the sweep, bounded and recorded, and judges what it found
+// (U1..U3).
+type Recovery struct {
+	// Workload names session n as the supervisor and its payload call it
+	// ("fw{n}"); session 1 is the one every operation acts on.
+	Workload string `yaml:"workload"`
+	// Env is the variable every process of a workload carries, set to its
+	// name: how the host tells a workload's processes apart.
+	Env string `yaml:"env"`
+	// Identity is the file, inside the workload's root, its payload writes
+	// "<counter> <marker> <boot>" to from memory.
+	Identity string `yaml:"identity"`
+	// BoundMS: a call that has not returned after it hangs.
+	BoundMS int `yaml:"bound_ms"`
+	// List is the supervisor's list of its workloads, read as a view.
+	List List `yaml:"list"`
+	// Look are further calls a user makes to see what happened (inspect).
+	Look []Command `yaml:"look"`
+	// Cleanup lets the supervisor clean up its own workload.
+	Cleanup []Command `yaml:"cleanup"`
+	// Retry says, per operation, what the user runs again and what it
+	// should leave (continue, absent, runs).
+	Retry map[string]Retry `yaml:"retry"`
+}
+
+// List is a list call and how to read its output, one of two ways: Line,
+// a regexp each output line must match, whose named groups "name" and
+// "state" give a workload's name and the supervisor's word for its state;
+// or JSON, an array of objects and the dotted paths to those two fields in
+// each ("Names.0"). States maps the words to running or stopped.
+type List struct {
+	Run    Command             `yaml:"run"`
+	Line   string              `yaml:"line"`
+	JSON   *JSONList           `yaml:"json"`
+	States map[string][]string `yaml:"states"`
+}
+
+// JSONList names the fields of a JSON list's entries.
+type JSONList struct {
+	Name  string `yaml:"name"`
+	State string `yaml:"state"`
+}
+
+// Retry is what the user runs again after the operation was interrupted.
+type Retry struct {
+	Expect string    `yaml:"expect"`
+	Run    []Command `yaml:"run"`
+}
+
+var envPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// recovery checks the recovery section: every operation needs a retry,
+// so that no window's U1 goes unjudged for want of one.
+func (c *checker) recovery(d *Description, vars []string) {
+	r := d.Recovery
+	if r.Workload == "" && r.List.Run == nil && len(r.Retry) == 0 {
+		c.addf("recovery", "missing; say what a user runs after a crash (workload, env, identity, bound_ms, list, cleanup, retry per operation)")
+		return
+	}
+	if !strings.Contains(r.Workload, "{n}") {
+		c.addf("recovery.workload", "%q: name session n with {n}, like fw{n}", r.Workload)
+	}
+	if !envPattern.MatchString(r.Env) {
+		c.addf("recovery.env", "%q: give the variable (like FAULTWIN_SESSION) a workload's processes carry, set to its name", r.Env)
+	}
+	if !path.IsAbs(r.Identity) {
+		c.addf("recovery.identity", "%q: give the absolute path, inside the workload, its payload writes \"<counter> <marker> <boot>\" to", r.Identity)
+	}
+	if r.BoundMS < 100 || r.BoundMS > d.TimeoutMS {
+		c.addf("recovery.bound_ms", "%d: give 100..timeout_ms (%d) ms, after which a call hangs", r.BoundMS, d.TimeoutMS)
+	}
+	c.command("recovery.list.run", r.List.Run, vars, true)
+	switch {
+	case (r.List.Line == "") == (r.List.JSON == nil):
+		c.addf("recovery.list", "give one of line (a regexp per output line) and json (the fields of each entry)")
+	case r.List.JSON != nil:
+		if r.List.JSON.Name == "" || r.List.JSON.State == "" {
+			c.addf("recovery.list.json", "give the dotted paths of both name and state, like {name: Names.0, state: State}")
+		}
+	default:
+		if re, err := regexp.Compile(r.List.Line); err != nil {
+			c.addf("recovery.list.line", "%q: %v", r.List.Line, err)
+		} else if !slices.Contains(re.SubexpNames(), "name") || !slices.Contains(re.SubexpNames(), "state") {
+			c.addf("recovery.list.line", "%q: name two groups, (?P<name>...) and (?P<state>...)", r.List.Line)
+		}
+	}
+	seen := map[string]string{}
+	for _, st := range slices.Sorted(maps.Keys(r.List.States)) {
+		if st != model.StateRunning && st != model.StateStopped {
+			c.addf("recovery.list.states."+st, "use running or stopped")
+		}
+		for _, w := range r.List.States[st] {
+			if prev, ok := seen[w]; ok {
+				c.addf("recovery.list.states."+st, "%q is already %s", w, prev)
+			}
+			seen[w] = st
+		}
+	}
+	if len(r.List.States[model.StateRunning]) == 0 || len(r.List.States[model.StateStopped]) == 0 {
+		c.addf("recovery.list.states", "give the supervisor's words for both running and stopped")
+	}
+	for i, l := range r.Look {
+		c.command(fmt.Sprintf("recovery.look[%d]", i), l, vars, true)
+	}
+	for i, l := range r.Cleanup {
+		c.command(fmt.Sprintf("recovery.cleanup[%d]", i), l, vars, true)
+	}
+	for _, op := range slices.Sorted(maps.Keys(d.Operations)) {
+		if _, ok := r.Retry[op]; !ok {
+			c.addf("recovery.retry", "no retry for operation %s: say what its user runs again (run: [] to only look) and what it should leave", op)
+		}
+	}
+	for _, op := range slices.Sorted(maps.Keys(r.Retry)) {
+		rt := r.Retry[op]
+		f := "recovery.retry." + op
+		if _, ok := d.Operations[op]; !ok {
+			c.addf(f, "no operation %s", op)
+		}
+		if !slices.Contains([]string{model.ExpectContinue, model.ExpectAbsent, model.ExpectRuns}, rt.Expect) {
+			c.addf(f+".expect", "%q: use continue (the workload goes on from its memory), absent or runs", rt.Expect)
+		}
+		for i, cmd := range rt.Run {
+			c.command(fmt.Sprintf("%s.run[%d]", f, i), cmd, vars, true)
+		}
+	}
+}
+
+// parse reads a list's output into the workloads it reports, and the lines
+// (or entries) it could not read.
+func (l List) parse(out string) ([]model.Reported, []string, error) {
+	rep := []model.Reported{}
+	var bad []string
+	add := func(name, word string) {
+		rep = append(rep, model.Reported{Name: name, State: l.state(word), Raw: word})
+	}
+	if l.JSON != nil {
+		var entries []any
+		if err := json.Unmarshal([]byte(out), &entries); err != nil {
+			return nil, nil, fmt.Errorf("list output is not a JSON array: %w", err)
+		}
+		for _, e := range entries {
+			name, nok := dig(e, l.JSON.Name)
+			word, sok := dig(e, l.JSON.State)
+			if !nok || !sok {
+				b, _ := json.Marshal(e)
+				bad = append(bad, string(b))
+				continue
+			}
+			add(name, word)
+		}
+		return rep, bad, nil
+	}
+	re := regexp.MustCompile(l.Line) // checked at load
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			bad = append(bad, line)
+			continue
+		}
+		add(m[re.SubexpIndex("name")], m[re.SubexpIndex("state")])
+	}
+	return rep, bad, nil
+}
+
+// dig follows a dotted path ("Names.0") into decoded JSON to a string.
+func dig(v any, dotted string) (string, bool) {
+	for _, part := range strings.Split(dotted, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[part]
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(x) {
+				return "", false
+			}
+			v = x[i]
+		default:
+			return "", false
+		}
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// state maps a supervisor's word to a state, "" for a word not mapped.
+func (l List) state(word string) string {
+	for st, words := range l.States {
+		if slices.Contains(words, word) {
+			return st
+		}
+	}
+	return ""
+}

@@ -1,0 +1,252 @@
+// Package hostview reads, from the host alone, what a user's recovery after
+// a crash is judged against: which of a run's workloads have live
+// processes, what their payloads last wrote from memory, and, when a call to
+// the supervisor hangs, which processes it left waiting. Drivers fill the
+// aftermath's host side with it, never from the supervisor's own answers.
+package hostview
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"faultwin/internal/model"
+)
+
+// Proc is one process as /proc shows it.
+type Proc struct {
+	PID   int
+	PPID  int
+	Comm  string
+	State string // the one-letter state of /proc/<pid>/stat
+}
+
+// Zombie reports whether p is dead and waits only to be reaped.
+func (p Proc) Zombie() bool { return p.State == "Z" || p.State == "X" }
+
+// Finder names the workload a process belongs to, or "" for none.
+type Finder func(pid int) string
+
+// ByEnv finds a process's workload by an environment variable it carries
+// (key=name), among processes that also carry the run's variable.
+func ByEnv(key, run string) Finder {
+	want := []byte(model.RunEnvKey + "=" + run)
+	prefix := []byte(key + "=")
+	return func(pid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !bytes.Contains(b, want) {
+			return ""
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, prefix); ok {
+				return string(v)
+			}
+		}
+		return ""
+	}
+}
+
+// ByCgroup finds a process's workload by its cgroup: the component right
+// below dir ("/faultwin/<run>") in any hierarchy it is a member of.
+func ByCgroup(dir string) Finder {
+	dir = strings.TrimSuffix(dir, "/") + "/"
+	return func(pid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err != nil {
+			return ""
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			parts := strings.SplitN(line, ":", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			if rest, ok := strings.CutPrefix(parts[2], dir); ok && rest != "" {
+				name, _, _ := strings.Cut(rest, "/")
+				return name
+			}
+		}
+		return ""
+	}
+}
+
+// Procs lists every process (not thread) the host has now.
+func Procs() ([]Proc, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []Proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, err := Read(pid); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Read reads one process's stat.
+func Read(pid int) (Proc, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Proc{}, err
+	}
+	s := string(b)
+	l, r := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if l < 0 || r < l {
+		return Proc{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	f := strings.Fields(s[r+1:])
+	if len(f) < 2 {
+		return Proc{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return Proc{PID: pid, PPID: ppid, Comm: s[l+1 : r], State: f[0]}, nil
+}
+
+// Workloads reads, in one pass over /proc, the live processes of each named
+// workload; every name gets an entry, with no pids when none runs.
+func Workloads(names []string, find Finder) ([]model.HostWorkload, error) {
+	ps, err := Procs()
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*model.HostWorkload{}
+	out := make([]model.HostWorkload, len(names))
+	for i, n := range names {
+		out[i] = model.HostWorkload{Name: n, PIDs: []int{}}
+		by[n] = &out[i]
+	}
+	for _, p := range ps {
+		if p.Zombie() {
+			continue
+		}
+		if h := by[find(p.PID)]; h != nil {
+			h.PIDs = append(h.PIDs, p.PID)
+			if !slices.Contains(h.Comms, p.Comm) {
+				h.Comms = append(h.Comms, p.Comm)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Locate returns where a workload's payload writes its identity now, and
+// its live processes; err when it has none.
+type Locate func() (file string, pids []int, err error)
+
+// InRoot locates a workload's identity file through the root of its first
+// live process (/proc/<pid>/root/<rel>): the workload's own view of its
+// files, whatever storage the supervisor keeps them in.
+func InRoot(name, rel string, find Finder) Locate {
+	return func() (string, []int, error) {
+		hs, err := Workloads([]string{name}, find)
+		if err != nil {
+			return "", nil, err
+		}
+		pids := hs[0].PIDs
+		if len(pids) == 0 {
+			return "", nil, fmt.Errorf("no live process of %s on the host", name)
+		}
+		// the payload's shell is the first: its sleeps come and go
+		slices.Sort(pids)
+		return filepath.Join(fmt.Sprintf("/proc/%d/root", pids[0]), rel), pids, nil
+	}
+}
+
+// Gap is how long Identity waits between its two reads: the payloads count
+// every 100 ms.
+const Gap = 300 * time.Millisecond
+
+// Identity reads a workload's identity twice, Gap apart, so a counter that
+// moved shows it runs. The file holds "<counter> <marker> <boot>".
+func Identity(name string, loc Locate) model.Workload {
+	w := model.Workload{Name: name, Taken: time.Now().UTC()}
+	file, pids, err := loc()
+	if err != nil {
+		w.Err = err.Error()
+		return w
+	}
+	w.PIDs = pids
+	if w.Counter, w.Marker, w.Boot, err = readIdentity(file); err != nil {
+		w.Err = err.Error()
+		return w
+	}
+	time.Sleep(Gap)
+	if file, _, err = loc(); err == nil {
+		var boot string
+		w.Counter2, _, boot, err = readIdentity(file)
+		if err == nil && boot != w.Boot {
+			err = fmt.Errorf("boot nonce changed between the reads: %s then %s", w.Boot, boot)
+		}
+	}
+	if err != nil {
+		w.Err = "second read: " + err.Error()
+	}
+	return w
+}
+
+// readIdentity reads an identity file, again for a moment if it is caught
+// between its payload's write and rename.
+func readIdentity(file string) (int, string, string, error) {
+	var err error
+	for i := 0; i < 5; i++ {
+		var b []byte
+		if b, err = os.ReadFile(file); err == nil {
+			f := strings.Fields(string(b))
+			if len(f) == 3 {
+				n, cerr := strconv.Atoi(f[0])
+				if cerr == nil {
+					return n, f[1], f[2], nil
+				}
+			}
+			err = fmt.Errorf("%s holds %q, not \"<counter> <marker> <boot>\"", file, strings.TrimSpace(string(b)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, "", "", err
+}
+
+// Stuck lists, for a call that hangs, its own process tree (root and every
+// descendant) and every other live process of run, with what each waits
+// in (wchan).
+func Stuck(root int, run string) []model.StuckProc {
+	ps, err := Procs()
+	if err != nil {
+		return nil
+	}
+	own := map[int]bool{root: true}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range ps {
+			if !own[p.PID] && own[p.PPID] {
+				own[p.PID], changed = true, true
+			}
+		}
+	}
+	inRun := ByEnv(model.RunEnvKey, run)
+	var out []model.StuckProc
+	for _, p := range ps {
+		mine := own[p.PID]
+		if !mine && (p.Zombie() || !carries(p.PID, run, inRun)) {
+			continue
+		}
+		w, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.PID))
+		argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+		out = append(out, model.StuckProc{PID: p.PID, PPID: p.PPID, Comm: p.Comm, State: p.State,
+			Wchan: strings.TrimSpace(string(w)), Argv: strings.TrimSpace(strings.ReplaceAll(string(argv), "\x00", " ")), Own: mine})
+	}
+	return out
+}
+
+// carries reports whether pid carries the run's variable (its value is
+// the run itself, so ByEnv on the run key names the run).
+func carries(pid int, run string, inRun Finder) bool { return inRun(pid) == run }

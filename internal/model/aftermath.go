@@ -1,0 +1,127 @@
+package model
+
+import "time"
+
+// What a user expects the retry of an interrupted operation to leave.
+const (
+	// ExpectContinue: the workload runs on from its memory (a restore, a
+	// checkpoint then its restore, a supervisor that died idle).
+	ExpectContinue = "continue"
+	// ExpectAbsent: the workload is gone and nothing of it runs (a removal).
+	ExpectAbsent = "absent"
+	// ExpectRuns: the workload runs again, a fresh start allowed (a stop,
+	// then a start).
+	ExpectRuns = "runs"
+)
+
+// Workload states as a user reads them from the supervisor, and as the host
+// shows them.
+const (
+	StateRunning = "running"
+	StateStopped = "stopped"
+	StateAbsent  = "absent"
+)
+
+// Aftermath is what the death cost the user: after the death and before
+// the destructive sweep, the harness does what a user does (looks, lets the
+// supervisor clean up its own workload, retries the operation), records
+// every call, and reads the host at each look. U1..U3 judge it.
+type Aftermath struct {
+	Supervisor string `json:"supervisor"`
+	Operation  string `json:"operation"`
+	Target     string `json:"target"`           // the workload the operation acted on
+	Expect     string `json:"expect,omitempty"` // what the retry should leave (Expect*)
+	// BoundMS: a call that has not returned after it is a hang.
+	BoundMS int `json:"bound_ms"`
+	// Before is each workload's identity read before the trigger (a
+	// checkpointed one: just before its checkpoint).
+	Before []Workload `json:"before"`
+	Calls  []UserCall `json:"calls"`
+	Looks  []Look     `json:"looks"`
+	After  []Workload `json:"after"` // identities once the retry is over
+	// NotApplicable names, per criterion, why it does not apply to this
+	// window; such a criterion is judged as holding, with the reason.
+	NotApplicable map[string]string `json:"not_applicable,omitempty"`
+	Err           string            `json:"err,omitempty"`
+}
+
+// Workload is one workload's identity, read from the host: its payload
+// writes "<counter> <marker> <boot>" from memory to a file in its root.
+type Workload struct {
+	Name     string    `json:"name"`
+	PIDs     []int     `json:"pids,omitempty"` // its live processes when read
+	Marker   string    `json:"marker,omitempty"`
+	Boot     string    `json:"boot,omitempty"`
+	Counter  int       `json:"counter"`
+	Counter2 int       `json:"counter2"` // read again a moment later
+	Taken    time.Time `json:"taken"`
+	Err      string    `json:"err,omitempty"`
+}
+
+// Running reports whether w was read from a payload that counts.
+func (w Workload) Running() bool { return w.Err == "" && w.Boot != "" && w.Counter2 > w.Counter }
+
+// UserCall is one call a user makes after the crash.
+type UserCall struct {
+	Step     string   `json:"step"` // look, cleanup, retry
+	What     string   `json:"what"`
+	Argv     []string `json:"argv,omitempty"`
+	Exit     int      `json:"exit"`
+	Signal   string   `json:"signal,omitempty"`
+	TimedOut bool     `json:"timed_out,omitempty"`
+	MS       float64  `json:"ms"`
+	Output   string   `json:"output"`
+	// Stuck lists, for a call that hung, the processes it left waiting
+	// when the bound passed: its own and the run's others.
+	Stuck []StuckProc `json:"stuck,omitempty"`
+}
+
+// Failed reports whether the call did not succeed.
+func (c UserCall) Failed() bool { return c.Exit != 0 || c.Signal != "" || c.TimedOut }
+
+// StuckProc is one process seen when a call hung.
+type StuckProc struct {
+	PID   int    `json:"pid"`
+	PPID  int    `json:"ppid"`
+	Comm  string `json:"comm"`
+	State string `json:"state"`
+	Wchan string `json:"wchan,omitempty"`
+	Argv  string `json:"argv,omitempty"`
+	Own   bool   `json:"own"` // the call's own process or a descendant
+}
+
+// Look is one list call and the host read around it: each workload as the
+// supervisor reported it, and as the host showed it just before and just
+// after the call.
+type Look struct {
+	When      string         `json:"when"` // after_death, after_retry
+	Call      int            `json:"call"` // index into Calls
+	Reported  []Reported     `json:"reported"`
+	HostPre   []HostWorkload `json:"host_pre"`
+	HostPost  []HostWorkload `json:"host_post"`
+	ParseErr  string         `json:"parse_err,omitempty"`
+	Unmatched []string       `json:"unmatched,omitempty"` // output lines the parser did not read
+}
+
+// Reported is one workload as the supervisor's list names it.
+type Reported struct {
+	Name  string `json:"name"`
+	State string `json:"state"` // State*; "" when the raw state maps to none
+	Raw   string `json:"raw"`   // the supervisor's own word
+}
+
+// HostWorkload is one workload as the host shows it: its live (not
+// zombie) processes.
+type HostWorkload struct {
+	Name  string   `json:"name"`
+	PIDs  []int    `json:"pids"`
+	Comms []string `json:"comms,omitempty"`
+}
+
+// State is the host's state of the workload: running or not.
+func (h HostWorkload) State() string {
+	if len(h.PIDs) > 0 {
+		return StateRunning
+	}
+	return StateStopped
+}
