@@ -102,12 +102,11 @@ func u1(c *ctx) Result {
 	var lost string
 	switch a.Expect {
 	case model.ExpectContinue:
-		origin := a.Before
-		if len(origin) == 0 || origin[0].Boot == "" {
-			j.gap("the workload's identity before the trigger was not read")
+		b, ok := workload(a.Before, a.Origin)
+		if !ok || b.Boot == "" {
+			j.gap("the identity of " + strconv.Quote(a.Origin) + " before the trigger was not read")
 			return j.result("", nil)
 		}
-		b := origin[0]
 		switch {
 		case a.Target == "":
 			lost = "no workload came out of the retry"
@@ -150,7 +149,9 @@ func u1(c *ctx) Result {
 }
 
 // u2 holds when every call the user made after the death returned within
-// the bound, and every look answered.
+// the bound, and every list (the supervisor's view, read at each look)
+// answered. Any other call that fails promptly has answered: "no such
+// container" is an answer.
 func u2(c *ctx) Result {
 	j := &judge{id: model.U2}
 	gaps, na := aftermathGaps(c.in, model.U2)
@@ -165,14 +166,18 @@ func u2(c *ctx) Result {
 		return j.result("", nil)
 	}
 	a := c.in.Aftermath
+	lists := map[int]bool{}
+	for _, l := range a.Looks {
+		lists[l.Call] = true
+	}
 	var slowest float64
-	for _, call := range a.Calls {
+	for i, call := range a.Calls {
 		slowest = max(slowest, call.MS)
 		switch {
 		case call.TimedOut || (a.BoundMS > 0 && call.MS > float64(a.BoundMS)):
 			j.fail(call.What + " hung: no answer after " + strconv.FormatFloat(call.MS, 'f', 0, 64) + " ms (bound " +
 				strconv.Itoa(a.BoundMS) + " ms); waiting: " + stuckText(call.Stuck))
-		case call.Step == "look" && call.Failed():
+		case lists[i] && call.Failed():
 			j.fail(call.What + " did not answer: exit " + strconv.Itoa(call.Exit) + " " + call.Signal + ": " + lastLine(call.Output))
 		}
 	}

@@ -43,7 +43,7 @@ func (d *Driver) readBefore(cold int) {
 func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath {
 	r := d.desc.Recovery
 	rt := r.Retry[w.Operation]
-	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: d.workloadName(1),
+	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: d.workloadName(1), Origin: d.workloadName(1),
 		Expect: rt.Expect, BoundMS: r.BoundMS, Before: slices.Clone(d.before), Calls: []model.UserCall{}}
 	if len(a.Before) == 0 {
 		a.Before = []model.Workload{}

@@ -39,8 +39,10 @@ type Driver struct {
 	victim   *exec.Cmd // the process the fault killed when it is not the daemon (sweep windows)
 	victimEr error
 	opErr    string
-	ext      *external // the external trigger of an ext_* point
-	old      []*daemon // supervisors of the run that died before this one (recovery windows)
+	ext      *external        // the external trigger of an ext_* point
+	old      []*daemon        // supervisors of the run that died before this one (recovery windows)
+	origin   string           // the session the precondition checkpointed
+	before   []model.Workload // identities read before the trigger (aftermath)
 }
 
 // New returns a driver for the refsup binary at bin.
@@ -102,6 +104,8 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 		if err != nil {
 			return d.scope, fmt.Errorf("precondition: create for checkpoint: %w", err)
 		}
+		d.origin = s
+		d.readBefore(s)
 		var out api.CheckpointInfo
 		if err := d.call(ctx, &out, "checkpoint", "--session", s); err != nil {
 			return d.scope, fmt.Errorf("precondition: checkpoint %s: %w", s, err)
@@ -121,6 +125,9 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 			return d.scope, fmt.Errorf("precondition: cold session %d: %w", i+1, err)
 		}
 		d.sessions = append(d.sessions, s)
+	}
+	if len(d.sessions) > 0 {
+		d.readBefore(d.sessions[0])
 	}
 	return d.scope, nil
 }

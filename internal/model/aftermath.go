@@ -29,8 +29,11 @@ const (
 type Aftermath struct {
 	Supervisor string `json:"supervisor"`
 	Operation  string `json:"operation"`
-	Target     string `json:"target"`           // the workload the operation acted on
-	Expect     string `json:"expect,omitempty"` // what the retry should leave (Expect*)
+	Target     string `json:"target"` // the workload the user goes on with after the retry
+	// Origin is the workload whose state Target must continue (for a
+	// restore, the one that was checkpointed).
+	Origin string `json:"origin,omitempty"`
+	Expect string `json:"expect,omitempty"` // what the retry should leave (Expect*)
 	// BoundMS: a call that has not returned after it is a hang.
 	BoundMS int `json:"bound_ms"`
 	// Before is each workload's identity read before the trigger (a

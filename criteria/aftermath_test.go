@@ -1,0 +1,163 @@
+package criteria_test
+
+import (
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"faultwin/criteria"
+	"faultwin/internal/model"
+)
+
+// continued is an aftermath in which the user's retry of a restore
+// brought fw1 back from its memory and the supervisor's view held.
+func continued() *model.Aftermath {
+	before := model.Workload{Name: "fw1", Marker: "m1", Boot: "b1", Counter: 20, Counter2: 23}
+	host := []model.HostWorkload{{Name: "fw1", PIDs: []int{100, 101}, Comms: []string{"sh", "sleep"}}}
+	none := []model.HostWorkload{{Name: "fw1", PIDs: []int{}}}
+	return &model.Aftermath{
+		Supervisor: "podman", Operation: "restore", Target: "fw1", Origin: "fw1", Expect: model.ExpectContinue, BoundMS: 1000,
+		Before: []model.Workload{before},
+		Calls: []model.UserCall{
+			{Step: "look", What: "list (after_death)", MS: 90, Output: "[]"},
+			{Step: "cleanup", What: "cleanup 1", MS: 80},
+			{Step: "retry", What: "retry restore 1", MS: 400},
+			{Step: "look", What: "list (after_retry)", MS: 90},
+		},
+		Looks: []model.Look{
+			{When: "after_death", Call: 0, Reported: []model.Reported{{Name: "fw1", State: model.StateStopped, Raw: "exited"}}, HostPre: none, HostPost: none},
+			{When: "after_retry", Call: 3, Reported: []model.Reported{{Name: "fw1", State: model.StateRunning, Raw: "running"}}, HostPre: host, HostPost: host},
+		},
+		After: []model.Workload{{Name: "fw1", PIDs: []int{100}, Marker: "m1", Boot: "b1", Counter: 31, Counter2: 34}},
+	}
+}
+
+func judged(a *model.Aftermath, id string) criteria.Result {
+	w := model.Window{ID: "X", Operation: a.Operation, Criteria: []string{model.U1, model.U2, model.U3}}
+	r, _ := criteria.Evaluate(criteria.Input{Window: w, Aftermath: a}).Result(id)
+	return r
+}
+
+func evidence(r criteria.Result) string { return r.Summary + "\n" + strings.Join(r.Evidence, "\n") }
+
+func TestAftermathHolds(t *testing.T) {
+	g := NewWithT(t)
+	for _, id := range []string{model.U1, model.U2, model.U3} {
+		r := judged(continued(), id)
+		g.Expect(r.Holds()).To(BeTrue(), "%s: %s", id, evidence(r))
+	}
+}
+
+func TestU1(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		edit   func(a *model.Aftermath)
+		holds  bool
+		saying string
+	}{
+		{"booted afresh, the retry said it restored", func(a *model.Aftermath) { a.After[0].Boot, a.After[0].Counter, a.After[0].Counter2 = "b2", 1, 4 }, false, "booted afresh"},
+		{"counter went back", func(a *model.Aftermath) { a.After[0].Counter, a.After[0].Counter2 = 3, 6 }, false, "went back"},
+		{"another workload", func(a *model.Aftermath) { a.After[0].Marker = "m9" }, false, "another workload"},
+		{"does not run, nobody says so", func(a *model.Aftermath) { a.After[0].Counter2 = a.After[0].Counter }, false, "unreported"},
+		{"does not run, the retry says why", func(a *model.Aftermath) {
+			a.After[0] = model.Workload{Name: "fw1", Err: "no live process of fw1 on the host"}
+			a.Calls[2].Exit, a.Calls[2].Output = 125, "Error: checkpoint images of fw1 are gone\n"
+		}, true, "reported by the supervisor"},
+		{"a failed retry without a word is no report", func(a *model.Aftermath) {
+			a.After[0] = model.Workload{Name: "fw1", Err: "no live process"}
+			a.Calls[2].Exit = 1
+		}, false, "unreported"},
+		{"no workload out of the retry", func(a *model.Aftermath) { a.Target = "" }, false, "no workload came out"},
+		{"removed and gone", func(a *model.Aftermath) {
+			a.Expect, a.After[0] = model.ExpectAbsent, model.Workload{Name: "fw1", Err: "no live process"}
+		}, true, "go on (absent)"},
+		{"removal said done, still runs", func(a *model.Aftermath) { a.Expect = model.ExpectAbsent }, false, "still runs after its removal"},
+		{"started again, fresh", func(a *model.Aftermath) { a.Expect, a.After[0].Boot = model.ExpectRuns, "b7" }, true, "(runs)"},
+		{"not applicable", func(a *model.Aftermath) { a.NotApplicable = map[string]string{model.U1: "R2 judges it"}; a.Target = "" }, true, "does not apply: R2 judges it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := continued()
+			tc.edit(a)
+			r := judged(a, model.U1)
+			if !r.Judged || r.Pass != tc.holds || !strings.Contains(evidence(r), tc.saying) {
+				t.Errorf("judged %v pass %v, want pass %v saying %q:\n%s", r.Judged, r.Pass, tc.holds, tc.saying, evidence(r))
+			}
+		})
+	}
+}
+
+func TestU1NotJudgedWithoutEvidence(t *testing.T) {
+	g := NewWithT(t)
+	a := continued()
+	a.Before = nil
+	g.Expect(judged(a, model.U1).Judged).To(BeFalse())
+	w := model.Window{ID: "X", Operation: "restore", Criteria: []string{model.U1}}
+	r, _ := criteria.Evaluate(criteria.Input{Window: w}).Result(model.U1)
+	g.Expect(r.Judged).To(BeFalse())
+	g.Expect(r.Summary).To(ContainSubstring("no aftermath recorded"))
+}
+
+func TestU2(t *testing.T) {
+	g := NewWithT(t)
+	a := continued()
+	a.Calls[0].TimedOut, a.Calls[0].MS = true, 1000
+	a.Calls[0].Stuck = []model.StuckProc{{PID: 7, Comm: "podman", State: "S", Wchan: "futex_wait_queue", Own: true},
+		{PID: 9, Comm: "conmon", State: "S", Wchan: "do_wait"}}
+	r := judged(a, model.U2)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(evidence(r)).To(ContainSubstring("list (after_death) hung: no answer after 1000 ms (bound 1000 ms); waiting: 7 podman (S in futex_wait_queue), 9 conmon (S in do_wait, not the call's)"))
+
+	a = continued()
+	a.Calls[3].Exit, a.Calls[3].Output = 125, "Error: database is locked\n"
+	r = judged(a, model.U2)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(evidence(r)).To(ContainSubstring("list (after_retry) did not answer: exit 125 : Error: database is locked"))
+
+	// a retry that fails promptly is an answer
+	a = continued()
+	a.Calls[2].Exit = 125
+	g.Expect(judged(a, model.U2).Holds()).To(BeTrue())
+}
+
+func TestU3(t *testing.T) {
+	g := NewWithT(t)
+	// reported exited while the host runs it
+	a := continued()
+	a.Looks[1].Reported[0] = model.Reported{Name: "fw1", State: model.StateStopped, Raw: "exited"}
+	r := judged(a, model.U3)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(evidence(r)).To(ContainSubstring("after_retry: fw1 reported exited (stopped), the host runs it: pids [100 101] sh,sleep"))
+
+	// reported running while the host has nothing of it
+	a = continued()
+	a.Looks[0].Reported[0] = model.Reported{Name: "fw1", State: model.StateRunning, Raw: "stopping"}
+	r = judged(a, model.U3)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(evidence(r)).To(ContainSubstring("after_death: fw1 reported stopping (running), the host has no live process of it"))
+
+	// not listed while it runs: reported absent
+	a = continued()
+	a.Looks[1].Reported = nil
+	g.Expect(evidence(judged(a, model.U3))).To(ContainSubstring("fw1 reported not listed (absent), the host runs it"))
+
+	// a look during which the host changed proves nothing
+	a = continued()
+	a.Looks[1].HostPre = []model.HostWorkload{{Name: "fw1", PIDs: []int{}}}
+	a.Looks[1].Reported[0].State = model.StateStopped
+	r = judged(a, model.U3)
+	g.Expect(r.Holds()).To(BeTrue(), evidence(r))
+	g.Expect(evidence(r)).To(ContainSubstring("changed on the host during the look"))
+
+	// no look answered: nothing could be checked
+	a = continued()
+	a.Calls[0].Exit, a.Calls[3].TimedOut = 1, true
+	r = judged(a, model.U3)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(evidence(r)).To(ContainSubstring("no look answered"))
+
+	// a word the description maps to no state is noted, not compared
+	a = continued()
+	a.Looks[1].Reported[0] = model.Reported{Name: "fw1", Raw: "limbo"}
+	g.Expect(evidence(judged(a, model.U3))).To(ContainSubstring(`"limbo", a word the description maps to no state`))
+}

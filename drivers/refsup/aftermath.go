@@ -1,0 +1,256 @@
+package refsup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"faultwin/drivers/hostview"
+	"faultwin/fixtures/refsup/api"
+	"faultwin/internal/model"
+)
+
+// AftermathBound is how long a refsup call may take after the death before
+// it counts as a hang: the slowest, a restore, takes about 1 s here.
+const AftermathBound = 20 * time.Second
+
+// states maps refsup's session states to what they claim of the host: a
+// session in any state of the ledger has its processes, as far as refsup
+// knows; "dead" is the state a restart gives a session whose processes are
+// gone. A session not listed is absent.
+var states = map[string]string{
+	"running": model.StateRunning, "ready": model.StateRunning, "registered": model.StateRunning,
+	"restoring": model.StateRunning, "checkpointing": model.StateRunning, "destroying": model.StateRunning,
+	"dead": model.StateStopped,
+}
+
+func (d *Driver) finder() hostview.Finder { return hostview.ByCgroup("/faultwin/" + d.run) }
+
+// identity reads a session's identity from the host, through the root of
+// its processes (those in its cgroup).
+func (d *Driver) identity(session string) model.Workload {
+	return hostview.Identity(session, hostview.InRoot(session, "faultwin/counter", d.finder()))
+}
+
+// readBefore reads a session's identity before anything acts on it.
+func (d *Driver) readBefore(session string) {
+	w := d.identity(session)
+	for deadline := time.Now().Add(5 * time.Second); !w.Running() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		w = d.identity(session)
+	}
+	d.before = append(d.before, w)
+}
+
+// Aftermath implements drivers.Aftercarer with refsup's own verbs: start
+// the supervisor again on the run (`serve --recover`), list and inspect,
+// retry the operation (a restore of the checkpoint; a checkpoint, then a
+// restore of the session's newest checkpoint; a destroy), list again, and
+// read the target's identity from the host. The restarted supervisor is
+// stopped before the sweeps.
+func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath {
+	a := &model.Aftermath{Supervisor: Name, Operation: w.Operation, BoundMS: int(AftermathBound.Milliseconds()),
+		Before: slices.Clone(d.before), Calls: []model.UserCall{}}
+	if a.Before == nil {
+		a.Before = []model.Workload{}
+	}
+	switch {
+	case model.IsRecovery(w.Operation):
+		why := "the window restarts refsup itself and R1-R4 judge what the restart settled"
+		a.NotApplicable = map[string]string{model.U1: why, model.U2: why, model.U3: why}
+		return a
+	case w.Operation == "sweep":
+		why := "the operation is the user's own removal of the run (refsup sweep), run again as the window's sweep; P1-P6 judge what it leaves"
+		a.NotApplicable = map[string]string{model.U1: why, model.U2: why, model.U3: why}
+		return a
+	}
+	names := d.known()
+	switch w.Operation {
+	case "restore":
+		a.Expect, a.Origin = model.ExpectContinue, d.origin
+	case "checkpoint", "idle":
+		a.Origin = d.first()
+		a.Expect = model.ExpectContinue
+		a.Target = d.first()
+	case "destroy":
+		a.Expect = model.ExpectAbsent
+		a.Target = d.first()
+	default:
+		a.Err = "no retry known for operation " + w.Operation
+		return a
+	}
+	t0 := time.Now()
+	rerr := d.Restart(ctx, "")
+	restart := model.UserCall{Step: "look", What: "refsup serve --recover", MS: float64(time.Since(t0).Microseconds()) / 1000,
+		Argv: []string{d.Bin, "serve", "--root", d.Root, "--run", d.run, "--recover"}}
+	if rerr != nil {
+		restart.Exit, restart.Output = 1, rerr.Error()
+	}
+	a.Calls = append(a.Calls, restart)
+	defer func() { _ = d.Stop() }()
+	d.look(ctx, a, "after_death", names)
+	if t := a.Target; t != "" {
+		d.userCall(ctx, a, "look", "inspect "+t, "inspect", "--session", t)
+	}
+	switch w.Operation {
+	case "restore":
+		a.Target = d.retryRestore(ctx, a, d.ckpt)
+	case "checkpoint":
+		d.userCall(ctx, a, "retry", "retry checkpoint", "checkpoint", "--session", a.Target)
+		a.Target = d.retryRestore(ctx, a, d.newestCheckpoint(ctx, a, a.Target))
+	case "destroy":
+		d.userCall(ctx, a, "retry", "retry destroy", "destroy", "--session", a.Target)
+	}
+	if a.Target != "" && !slices.Contains(names, a.Target) {
+		names = append(names, a.Target)
+	}
+	d.look(ctx, a, "after_retry", names)
+	for _, n := range names {
+		if n == a.Target || slices.ContainsFunc(a.Before, func(b model.Workload) bool { return b.Name == n }) {
+			a.After = append(a.After, d.identity(n))
+		}
+	}
+	return a
+}
+
+// known are the sessions the precondition made, the checkpoint's origin
+// first.
+func (d *Driver) known() []string {
+	var out []string
+	if d.origin != "" {
+		out = append(out, d.origin)
+	}
+	out = append(out, d.restored...)
+	return append(out, d.sessions...)
+}
+
+func (d *Driver) first() string {
+	if len(d.sessions) > 0 {
+		return d.sessions[0]
+	}
+	return ""
+}
+
+// retryRestore restores ckpt as a user would and returns the new session.
+func (d *Driver) retryRestore(ctx context.Context, a *model.Aftermath, ckpt string) string {
+	if ckpt == "" {
+		return ""
+	}
+	i := d.userCall(ctx, a, "retry", "retry restore "+ckpt, "restore", "--checkpoint", ckpt)
+	var info api.SessionInfo
+	if a.Calls[i].Failed() || json.Unmarshal([]byte(a.Calls[i].Output), &info) != nil {
+		return ""
+	}
+	return info.Session
+}
+
+// newestCheckpoint lists the run and returns the session's newest ready
+// checkpoint.
+func (d *Driver) newestCheckpoint(ctx context.Context, a *model.Aftermath, session string) string {
+	i := d.userCall(ctx, a, "look", "list checkpoints", "list")
+	var l api.ListInfo
+	if a.Calls[i].Failed() || json.Unmarshal([]byte(a.Calls[i].Output), &l) != nil {
+		return ""
+	}
+	var last api.CheckpointInfo
+	for _, c := range l.Checkpoints {
+		if c.Session == session && c.State == "ready" {
+			last = c
+		}
+	}
+	return last.Checkpoint
+}
+
+// look lists the sessions, with the host read just before and after;
+// repeated while the host changes under it.
+func (d *Driver) look(ctx context.Context, a *model.Aftermath, when string, names []string) {
+	for try := 1; try <= 3; try++ {
+		lk := model.Look{When: when, Reported: []model.Reported{}}
+		lk.HostPre, _ = hostview.Workloads(names, d.finder())
+		lk.Call = d.userCall(ctx, a, "look", "list ("+when+")", "list")
+		call := a.Calls[lk.Call]
+		seen := slices.Clone(names)
+		if !call.Failed() {
+			var l api.ListInfo
+			if err := json.Unmarshal([]byte(call.Output), &l); err != nil {
+				lk.ParseErr = "list output: " + err.Error()
+			}
+			for _, s := range l.Sessions {
+				lk.Reported = append(lk.Reported, model.Reported{Name: s.Session, State: states[s.State], Raw: s.State})
+				if !slices.Contains(seen, s.Session) {
+					seen = append(seen, s.Session)
+				}
+			}
+		}
+		var err error
+		if lk.HostPost, err = hostview.Workloads(seen, d.finder()); err != nil {
+			lk.ParseErr = "reading the host: " + err.Error()
+		}
+		if len(seen) > len(names) {
+			late, _ := hostview.Workloads(seen[len(names):], d.finder())
+			lk.HostPre = append(lk.HostPre, late...)
+		}
+		a.Looks = append(a.Looks, lk)
+		if stableLook(lk) || call.Failed() || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func stableLook(l model.Look) bool {
+	pre := map[string]string{}
+	for _, h := range l.HostPre {
+		pre[h.Name] = h.State()
+	}
+	for _, h := range l.HostPost {
+		if s, ok := pre[h.Name]; ok && s != h.State() {
+			return false
+		}
+	}
+	return true
+}
+
+// userCall runs `refsup <verb> --root R --run r <args>` as a user would,
+// bounded; a call still running at the bound is recorded with what it
+// waits on and killed. It returns the call's index.
+func (d *Driver) userCall(ctx context.Context, a *model.Aftermath, step, what string, verb string, args ...string) int {
+	argv := append([]string{d.Bin, verb, "--root", d.Root, "--run", d.run}, args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	uc := model.UserCall{Step: step, What: what, Argv: argv}
+	t0 := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		bound := time.NewTimer(AftermathBound)
+		select {
+		case err = <-done:
+		case <-bound.C:
+			uc.TimedOut = true
+			uc.Stuck = hostview.Stuck(cmd.Process.Pid, d.run)
+			_ = cmd.Process.Kill()
+			err = <-done
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			err = <-done
+		}
+		bound.Stop()
+	}
+	uc.MS = float64(time.Since(t0).Microseconds()) / 1000
+	uc.Output = strings.TrimSpace(out.String())
+	if cmd.ProcessState != nil {
+		uc.Exit = cmd.ProcessState.ExitCode()
+	} else if err != nil {
+		uc.Exit, uc.Output = -1, fmt.Sprintf("%s%v", uc.Output, err)
+	}
+	a.Calls = append(a.Calls, uc)
+	return len(a.Calls) - 1
+}
