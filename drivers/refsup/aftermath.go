@@ -16,17 +16,18 @@ import (
 )
 
 // AftermathBound is how long a refsup call may take after the death before
-// it counts as a hang: the slowest, a restore, takes about 1 s here.
-const AftermathBound = 20 * time.Second
+// it counts as a hang: the slowest, a restore, takes about 0.4 s here.
+const AftermathBound = 5 * time.Second
 
 // states maps refsup's session states to what they claim of the host: a
 // session in any state of the ledger has its processes, as far as refsup
 // knows; "dead" is the state a restart gives a session whose processes are
-// gone. A session not listed is absent.
+// gone ("lost": a settle found nothing usable). A session not listed is
+// absent.
 var states = map[string]string{
 	"running": model.StateRunning, "ready": model.StateRunning, "registered": model.StateRunning,
 	"restoring": model.StateRunning, "checkpointing": model.StateRunning, "destroying": model.StateRunning,
-	"dead": model.StateStopped,
+	"dead": model.StateStopped, "lost": model.StateStopped,
 }
 
 func (d *Driver) finder() hostview.Finder { return hostview.ByCgroup("/faultwin/" + d.run) }
