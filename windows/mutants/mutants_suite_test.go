@@ -73,11 +73,16 @@ var _ = SynchronizedAfterSuite(func() {}, gexec.CleanupBuildArtifacts)
 // runWindow runs one registered window with the given bug switches and
 // appends its row to <outDir>/<file>.jsonl.
 func runWindow(ctx context.Context, id string, bugs []string, file string) *runner.Outcome {
-	return runWindowHook(ctx, id, bugs, file, nil, nil)
+	return runWindowHook(ctx, id, bugs, file, nil, nil, false)
 }
 
+// rawDebris is why a mutant of a sweep bug skips the user's recovery: a
+// restarted refsup reconciles what its predecessor left, so only the
+// death's own debris shows what the buggy sweep cannot do.
+const rawDebris = "the mutant spec judges the sweep on what the death itself left: no user recovery runs before it"
+
 func runWindowHook(ctx context.Context, id string, bugs []string, file string,
-	hook, afterDeath func(context.Context, model.Scope) error) *runner.Outcome {
+	hook, afterDeath func(context.Context, model.Scope) error, recovery bool) *runner.Outcome {
 	w, ok := registered[id]
 	Expect(ok).To(BeTrue(), "window %s is not registered", id)
 	if disabled != "" {
@@ -90,6 +95,7 @@ func runWindowHook(ctx context.Context, id string, bugs []string, file string,
 		LogDir:        filepath.Join("..", "..", "out", "mutant-logs"),
 		Progress:      GinkgoWriter,
 		BeforeTrigger: hook,
+		SkipAftermath: map[bool]string{false: rawDebris, true: ""}[recovery],
 		AfterDeath: func(ctx context.Context, sc model.Scope) error {
 			if err := keepLedger(ctx, sc); err != nil || afterDeath == nil {
 				return err
@@ -273,6 +279,9 @@ type mutant struct {
 	// forwardOff: start from ip_forward=0 (put back after), since the bug
 	// shows only as a flip the supervisor failed to undo.
 	forwardOff bool
+	// recovery: run the user's recovery (U1..U3) before the sweep; off,
+	// the sweep meets the death's own debris.
+	recovery bool
 }
 
 var table = []mutant{
@@ -335,6 +344,24 @@ var table = []mutant{
 	// fresh run meets that; P3 sees the link itself.
 	{bug: "settle-drops-display", window: "WH4D", status: model.StatusFail, fail: []string{model.R1, model.P3},
 		evidence: "is taken"},
+	// What a death costs the user. W2 dies with a restore's overlay
+	// mounted and no CRIU yet: the restart under the bug deletes the
+	// checkpoint's images, and the user's retry boots the payload afresh
+	// while saying it restored it.
+	{bug: "restore-cold-start", window: "W2", status: model.StatusFail, fail: []string{model.U1}, recovery: true,
+		evidence: "booted afresh"},
+	// A list that never answers: each look hangs until the bound, and with
+	// no view nothing refsup says can be checked against the host.
+	{bug: "list-hangs", window: "W11", status: model.StatusFail, fail: []string{model.U2, model.U3}, recovery: true,
+		evidence: "hung: no answer after"},
+	// The sessions the dead supervisor started run on; the restarted one
+	// lists them dead.
+	{bug: "status-says-dead", window: "W5", status: model.StatusFail, fail: []string{model.U3}, recovery: true,
+		evidence: "reported dead (stopped), the host runs it"},
+	// Without the restart's reconcile, W8's session stays "checkpointing"
+	// after its dump killed it, and its dumped images are never finished.
+	{bug: "skip-reconcile", window: "W8", status: model.StatusFail, fail: []string{model.U3}, recovery: true,
+		evidence: "reported checkpointing (running), the host has no live process of it"},
 }
 
 var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
@@ -370,7 +397,7 @@ var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
 			if m.holdNetns {
 				afterDeath = holdNetns
 			}
-			o := runWindowHook(ctx, m.window, bugs, strings.Join(labels, ""), hook, afterDeath)
+			o := runWindowHook(ctx, m.window, bugs, strings.Join(labels, ""), hook, afterDeath, m.recovery)
 			Expect(o.Verdict).To(matchers.HaveStatus(m.status))
 			Expect(failing(o.Verdict)).To(ConsistOf(m.fail), "failing criteria:\n%s", criteria.Explain(o.Verdict))
 			if len(m.fail) > 0 {
@@ -395,7 +422,7 @@ var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
 			}
 		}
 		for _, id := range []string{model.P1, model.P2, model.P3, model.P4, model.P5,
-			model.P6, model.O1, model.F1, model.H1, model.R1, model.R2, model.R3, model.R4} {
+			model.P6, model.O1, model.F1, model.H1, model.R1, model.R2, model.R3, model.R4, model.U1, model.U2, model.U3} {
 			Expect(covered).To(HaveKey(id), "no mutant makes %s fail: a check that cannot fail", id)
 		}
 	})
