@@ -53,20 +53,30 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 		names = append(names, d.workloadName(n))
 	}
 	d.look(ctx, a, "after_death", names)
-	for i, l := range r.Look {
-		d.userCall(ctx, a, "look", fmt.Sprintf("look %d", i+1), l)
+	for _, l := range r.Look {
+		d.userCall(ctx, a, "look", d.words(l), l)
 	}
-	for i, cl := range r.Cleanup {
-		d.userCall(ctx, a, "cleanup", fmt.Sprintf("cleanup %d", i+1), cl)
+	for _, cl := range r.Cleanup {
+		d.userCall(ctx, a, "cleanup", d.words(cl), cl)
 	}
-	for i, cl := range rt.Run {
-		d.userCall(ctx, a, "retry", fmt.Sprintf("retry %s %d", w.Operation, i+1), cl)
+	for _, cl := range rt.Run {
+		d.userCall(ctx, a, "retry", d.words(cl), cl)
 	}
 	d.look(ctx, a, "after_retry", names)
 	for _, n := range names {
 		a.After = append(a.After, d.identity(n))
 	}
 	return a
+}
+
+// words names a call by its command without the base: "container restore
+// fw1".
+func (d *Driver) words(c Command) string {
+	argv := d.expand(c, 1)
+	if len(c) > 0 && c[0] == "{base}" {
+		argv = argv[len(d.expand(d.desc.Base, 1)):]
+	}
+	return strings.Join(argv, " ")
 }
 
 // lookTries bounds how often a look is repeated while the host changes
@@ -82,7 +92,7 @@ func (d *Driver) look(ctx context.Context, a *model.Aftermath, when string, name
 		lk := model.Look{When: when, Reported: []model.Reported{}}
 		pre, perr := hostview.Workloads(names, d.finder())
 		lk.HostPre = pre
-		lk.Call = d.userCall(ctx, a, "look", "list ("+when+")", l.Run)
+		lk.Call = d.userCall(ctx, a, "look", d.words(l.Run)+" ("+when+")", l.Run)
 		call := a.Calls[lk.Call]
 		seen := slices.Clone(names)
 		if !call.Failed() {
