@@ -17,11 +17,13 @@ func (d *Driver) workloadName(n int) string { return d.expand(Command{d.desc.Rec
 
 func (d *Driver) finder() hostview.Finder { return hostview.ByEnv(d.desc.Recovery.Env, d.run) }
 
-// identity reads session n's workload's identity from the host.
-func (d *Driver) identity(name string) model.Workload {
-	rel := strings.TrimPrefix(d.desc.Recovery.Identity, "/")
-	return hostview.Identity(name, hostview.InRoot(name, rel, d.finder()))
+// locate finds a workload's identity file through its processes' root.
+func (d *Driver) locate(name string) hostview.Locate {
+	return hostview.InRoot(name, strings.TrimPrefix(d.desc.Recovery.Identity, "/"), d.finder())
 }
+
+// identity reads a workload's identity from the host.
+func (d *Driver) identity(name string) model.Workload { return hostview.Identity(name, d.locate(name)) }
 
 // readBefore reads the identity of each cold session once its payload has
 // written one (it starts counting at once; allow it 5 s).
@@ -62,10 +64,8 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	for _, cl := range rt.Run {
 		d.userCall(ctx, a, "retry", d.words(cl), cl)
 	}
-	d.look(ctx, a, "after_retry", names)
-	for _, n := range names {
-		a.After = append(a.After, d.identity(n))
-	}
+	// the identities' first reads, the last look, then their second reads
+	a.After = hostview.Identities(names, d.locate, func() { d.look(ctx, a, "after_retry", names) })
 	return a
 }
 

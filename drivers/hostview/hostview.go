@@ -169,29 +169,49 @@ const Gap = 300 * time.Millisecond
 // Identity reads a workload's identity twice, Gap apart, so a counter that
 // moved shows it runs. The file holds "<counter> <marker> <boot>".
 func Identity(name string, loc Locate) model.Workload {
-	w := model.Workload{Name: name, Taken: time.Now().UTC()}
-	file, pids, err := loc()
-	if err != nil {
-		w.Err = err.Error()
-		return w
+	return Identities([]string{name}, func(string) Locate { return loc }, nil)[0]
+}
+
+// Identities reads several workloads' identities: a first read of each,
+// then during (a call the gap need not wait for, or nil), then, once Gap
+// has passed since the first reads, a second read of each.
+func Identities(names []string, loc func(name string) Locate, during func()) []model.Workload {
+	out := make([]model.Workload, len(names))
+	t0 := time.Now()
+	for i, n := range names {
+		w := model.Workload{Name: n, Taken: time.Now().UTC()}
+		file, pids, err := loc(n)()
+		if err == nil {
+			w.PIDs = pids
+			w.Counter, w.Marker, w.Boot, err = readIdentity(file)
+		}
+		if err != nil {
+			w.Err = err.Error()
+		}
+		out[i] = w
 	}
-	w.PIDs = pids
-	if w.Counter, w.Marker, w.Boot, err = readIdentity(file); err != nil {
-		w.Err = err.Error()
-		return w
+	if during != nil {
+		during()
 	}
-	time.Sleep(Gap)
-	if file, _, err = loc(); err == nil {
-		var boot string
-		w.Counter2, _, boot, err = readIdentity(file)
-		if err == nil && boot != w.Boot {
-			err = fmt.Errorf("boot nonce changed between the reads: %s then %s", w.Boot, boot)
+	time.Sleep(Gap - time.Since(t0))
+	for i, n := range names {
+		w := &out[i]
+		if w.Err != "" {
+			continue
+		}
+		file, _, err := loc(n)()
+		if err == nil {
+			var boot string
+			w.Counter2, _, boot, err = readIdentity(file)
+			if err == nil && boot != w.Boot {
+				err = fmt.Errorf("boot nonce changed between the reads: %s then %s", w.Boot, boot)
+			}
+		}
+		if err != nil {
+			w.Err = "second read: " + err.Error()
 		}
 	}
-	if err != nil {
-		w.Err = "second read: " + err.Error()
-	}
-	return w
+	return out
 }
 
 // readIdentity reads an identity file, again for a moment if it is caught

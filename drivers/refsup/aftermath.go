@@ -35,7 +35,11 @@ func (d *Driver) finder() hostview.Finder { return hostview.ByCgroup("/faultwin/
 // identity reads a session's identity from the host, through the root of
 // its processes (those in its cgroup).
 func (d *Driver) identity(session string) model.Workload {
-	return hostview.Identity(session, hostview.InRoot(session, "faultwin/counter", d.finder()))
+	return hostview.Identity(session, d.locate(session))
+}
+
+func (d *Driver) locate(session string) hostview.Locate {
+	return hostview.InRoot(session, "faultwin/counter", d.finder())
 }
 
 // readBefore reads a session's identity before anything acts on it.
@@ -110,12 +114,14 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	if a.Target != "" && !slices.Contains(names, a.Target) {
 		names = append(names, a.Target)
 	}
-	d.look(ctx, a, "after_retry", names)
+	var read []string
 	for _, n := range names {
 		if n == a.Target || slices.ContainsFunc(a.Before, func(b model.Workload) bool { return b.Name == n }) {
-			a.After = append(a.After, d.identity(n))
+			read = append(read, n)
 		}
 	}
+	// the identities' first reads, the last look, then their second reads
+	a.After = hostview.Identities(read, d.locate, func() { d.look(ctx, a, "after_retry", names) })
 	return a
 }
 
