@@ -16,6 +16,9 @@ packages=(
   # the podman windows: podman 4.3 with runc (crun cannot run here), conmon,
   # netavark and the iptables it drives, and a static busybox for the image
   podman runc conmon netavark aardvark-dns iptables busybox-static
+  # the containerd windows: containerd 1.6 with ctr and its runc v2 shim
+  # (Debian starts no daemon without systemd; each run starts its own)
+  containerd
   # ssh-keygen signs and verifies sealed sessions (faultwin sign, --signers)
   openssh-client
 )

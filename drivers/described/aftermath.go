@@ -50,6 +50,15 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	if len(a.Before) == 0 {
 		a.Before = []model.Workload{}
 	}
+	t0 := time.Now()
+	if restarted, err := d.ensureDaemon(ctx, "daemon restart"); restarted {
+		// the user's first step after a daemon's death: start it again
+		c := model.UserCall{Step: "look", What: "daemon restart", Argv: d.expand(d.desc.Daemon.Run, 1), MS: ms(time.Since(t0))}
+		if err != nil {
+			c.Exit, c.Output = 1, err.Error()
+		}
+		a.Calls = append(a.Calls, c)
+	}
 	names := []string{}
 	for n := 1; n <= max(1, w.Precondition.Cold); n++ {
 		names = append(names, d.workloadName(n))

@@ -49,6 +49,8 @@ type Description struct {
 	// Sweep is the supervisor's own cleanup after a crash, what its users
 	// run; the harness runs it twice.
 	Sweep []Command `yaml:"sweep"`
+	// Daemon, when set, is a long-lived supervisor started for each run.
+	Daemon *Daemon `yaml:"daemon"`
 	// Recovery is what a user runs after a crash, before the sweep.
 	Recovery Recovery        `yaml:"recovery"`
 	Roles    map[string]Role `yaml:"roles"`
@@ -342,6 +344,7 @@ func (c *checker) check(d *Description) {
 		}
 		c.phases(d, "operations."+name+".phases", op.Phases, vars)
 	}
+	c.daemon(d, vars)
 	c.recovery(d, vars)
 	if len(d.Sweep) == 0 {
 		c.addf("sweep", "missing; give the supervisor's own cleanup commands")

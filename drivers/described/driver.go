@@ -40,6 +40,7 @@ type Driver struct {
 	watch   *triggers.Watcher
 	result  *triggers.Result
 	before  []model.Workload // identities read before the trigger
+	daemon  *daemonProc      // the run's daemon, when the description has one
 }
 
 // call is one bounded command and what it printed.
@@ -77,6 +78,11 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 	for i, c := range d.desc.Setup {
 		if err := d.do(ctx, fmt.Sprintf("setup %d", i+1), c, 0); err != nil {
 			return d.scope, fmt.Errorf("setup: %w", err)
+		}
+	}
+	if d.desc.Daemon != nil {
+		if err := d.startDaemon(ctx, "daemon start"); err != nil {
+			return d.scope, err
 		}
 	}
 	for n := 1; n <= pre.Cold; n++ {
@@ -284,18 +290,25 @@ func (d *Driver) Sweep(ctx context.Context) (model.SweepReport, error) {
 		LinksDeleted: []string{}, TablesDeleted: []string{}, FilesRemoved: []string{}, SysctlsRestored: []string{},
 		Survivors: []model.Killed{}, Refused: []model.Refusal{}, Errors: []string{}}
 	first := len(d.calls)
+	if _, err := d.ensureDaemon(ctx, "sweep: daemon start"); err != nil {
+		r.Errors = append(r.Errors, err.Error())
+	}
 	for i, c := range d.desc.Sweep {
 		if err := d.do(ctx, fmt.Sprintf("sweep %d", i+1), c, 1); err != nil {
 			r.Errors = append(r.Errors, err.Error())
 		}
+	}
+	if err := d.stopDaemon("sweep: daemon stop"); err != nil {
+		r.Errors = append(r.Errors, err.Error())
 	}
 	raw, _ := json.Marshal(d.calls[first:])
 	r.Raw = raw
 	return r, nil
 }
 
-// Close implements drivers.Driver.
-func (d *Driver) Close() error { return nil }
+// Close implements drivers.Driver: a daemon still running (a window that
+// ended before its sweep) is stopped.
+func (d *Driver) Close() error { return d.stopDaemon("close: daemon stop") }
 
 // roles turns the description's roles into the trigger's.
 func (d *Driver) roles() []triggers.Role {

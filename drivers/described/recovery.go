@@ -46,9 +46,12 @@ type Recovery struct {
 // or JSON, an array of objects and the dotted paths to those two fields in
 // each ("Names.0"). States maps the words to running or stopped.
 type List struct {
-	Run    Command             `yaml:"run"`
-	Line   string              `yaml:"line"`
-	JSON   *JSONList           `yaml:"json"`
+	Run  Command   `yaml:"run"`
+	Line string    `yaml:"line"`
+	JSON *JSONList `yaml:"json"`
+	// Skip matches lines of a line-read list that name no workload (a
+	// table's header).
+	Skip   string              `yaml:"skip"`
 	States map[string][]string `yaml:"states"`
 }
 
@@ -95,6 +98,9 @@ func (c *checker) recovery(d *Description, vars []string) {
 			c.addf("recovery.list.json", "give the dotted paths of both name and state, like {name: Names.0, state: State}")
 		}
 	default:
+		if _, err := regexp.Compile(r.List.Skip); err != nil {
+			c.addf("recovery.list.skip", "%q: %v", r.List.Skip, err)
+		}
 		if re, err := regexp.Compile(r.List.Line); err != nil {
 			c.addf("recovery.list.line", "%q: %v", r.List.Line, err)
 		} else if !slices.Contains(re.SubexpNames(), "name") || !slices.Contains(re.SubexpNames(), "state") {
@@ -168,9 +174,10 @@ func (l List) parse(out string) ([]model.Reported, []string, error) {
 		return rep, bad, nil
 	}
 	re := regexp.MustCompile(l.Line) // checked at load
+	skip := regexp.MustCompile(l.Skip)
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" {
+		if line == "" || (l.Skip != "" && skip.MatchString(line)) {
 			continue
 		}
 		m := re.FindStringSubmatch(line)

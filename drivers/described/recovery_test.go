@@ -35,16 +35,16 @@ func TestListParseJSON(t *testing.T) {
 }
 
 func TestListParseLines(t *testing.T) {
-	l := List{Line: `^(?P<name>\S+)\s+\d+\s+(?P<state>\S+)$`,
+	l := List{Line: `^(?P<name>\S+)\s+\d+\s+(?P<state>\S+)$`, Skip: `^TASK\s+PID`,
 		States: map[string][]string{"running": {"RUNNING"}, "stopped": {"STOPPED"}}}
-	rep, bad, err := l.parse("c1  4242  RUNNING\n\nc2 0 STOPPED\nTASK PID STATUS extra\n")
+	rep, bad, err := l.parse("TASK PID STATUS\nc1  4242  RUNNING\n\nc2 0 STOPPED\nsomething else\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep) != 2 || rep[0].Name != "c1" || rep[0].State != "running" || rep[1].State != "stopped" {
 		t.Errorf("got %+v", rep)
 	}
-	if len(bad) != 1 || bad[0] != "TASK PID STATUS extra" {
+	if len(bad) != 1 || bad[0] != "something else" {
 		t.Errorf("unread lines %q", bad)
 	}
 }
