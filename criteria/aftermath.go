@@ -71,6 +71,9 @@ func identityText(w model.Workload) string {
 	if w.Err != "" {
 		return "unreadable (" + w.Err + ")"
 	}
+	if w.Counter2 == 0 {
+		return "boot " + w.Boot + ", counter " + strconv.Itoa(w.Counter) // read once
+	}
 	return "boot " + w.Boot + ", counter " + strconv.Itoa(w.Counter) + " then " + strconv.Itoa(w.Counter2)
 }
 

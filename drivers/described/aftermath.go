@@ -22,19 +22,19 @@ func (d *Driver) locate(name string) hostview.Locate {
 	return hostview.InRoot(name, strings.TrimPrefix(d.desc.Recovery.Identity, "/"), d.finder())
 }
 
-// identity reads a workload's identity from the host.
-func (d *Driver) identity(name string) model.Workload { return hostview.Identity(name, d.locate(name)) }
 
 // readBefore reads the identity of each cold session once its payload has
-// written one (it starts counting at once; allow it 5 s).
+// written one (it starts counting at once; allow it 5 s). One read each:
+// U1 compares the boot nonce and the counter, and asks only afterwards
+// whether the workload runs.
 func (d *Driver) readBefore(cold int) {
 	d.before = nil
 	for n := 1; n <= cold; n++ {
 		name := d.workloadName(n)
-		w := d.identity(name)
-		for deadline := time.Now().Add(5 * time.Second); !w.Running() && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond)
-			w = d.identity(name)
+		w := hostview.Once(name, d.locate(name))
+		for deadline := time.Now().Add(5 * time.Second); w.Boot == "" && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			w = hostview.Once(name, d.locate(name))
 		}
 		d.before = append(d.before, w)
 	}
@@ -45,7 +45,11 @@ func (d *Driver) readBefore(cold int) {
 func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath {
 	r := d.desc.Recovery
 	rt := r.Retry[w.Operation]
-	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: d.workloadName(1), Origin: d.workloadName(1),
+	target := d.workloadName(1)
+	if rt.Target != "" {
+		target = d.expand(Command{rt.Target}, 1)[0]
+	}
+	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: target, Origin: target,
 		Expect: rt.Expect, BoundMS: r.BoundMS, Before: slices.Clone(d.before), Calls: []model.UserCall{}}
 	if len(a.Before) == 0 {
 		a.Before = []model.Workload{}
@@ -62,6 +66,9 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	names := []string{}
 	for n := 1; n <= max(1, w.Precondition.Cold); n++ {
 		names = append(names, d.workloadName(n))
+	}
+	if !slices.Contains(names, target) {
+		names = append(names, target)
 	}
 	d.look(ctx, a, "after_death", names)
 	for _, l := range r.Look {

@@ -65,6 +65,9 @@ type JSONList struct {
 type Retry struct {
 	Expect string    `yaml:"expect"`
 	Run    []Command `yaml:"run"`
+	// Target names the workload the operation acts on when it is not
+	// session 1 (an operation that makes a new one: "fw2").
+	Target string `yaml:"target"`
 }
 
 var envPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
@@ -144,6 +147,9 @@ func (c *checker) recovery(d *Description, vars []string) {
 		}
 		for i, cmd := range rt.Run {
 			c.command(fmt.Sprintf("%s.run[%d]", f, i), cmd, vars, true)
+		}
+		if rt.Target != "" {
+			c.command(f+".target", Command{rt.Target}, vars, false)
 		}
 	}
 }

@@ -172,6 +172,21 @@ func Identity(name string, loc Locate) model.Workload {
 	return Identities([]string{name}, func(string) Locate { return loc }, nil)[0]
 }
 
+// Once reads a workload's identity once: what it was before an operation
+// (whether it runs is not asked; Counter2 stays 0).
+func Once(name string, loc Locate) model.Workload {
+	w := model.Workload{Name: name, Taken: time.Now().UTC()}
+	file, pids, err := loc()
+	if err == nil {
+		w.PIDs = pids
+		w.Counter, w.Marker, w.Boot, err = readIdentity(file)
+	}
+	if err != nil {
+		w.Err = err.Error()
+	}
+	return w
+}
+
 // Identities reads several workloads' identities: a first read of each,
 // then during (a call the gap need not wait for, or nil), then, once Gap
 // has passed since the first reads, a second read of each.

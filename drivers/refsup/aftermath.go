@@ -32,22 +32,17 @@ var states = map[string]string{
 
 func (d *Driver) finder() hostview.Finder { return hostview.ByCgroup("/faultwin/" + d.run) }
 
-// identity reads a session's identity from the host, through the root of
-// its processes (those in its cgroup).
-func (d *Driver) identity(session string) model.Workload {
-	return hostview.Identity(session, d.locate(session))
-}
-
 func (d *Driver) locate(session string) hostview.Locate {
 	return hostview.InRoot(session, "faultwin/counter", d.finder())
 }
 
-// readBefore reads a session's identity before anything acts on it.
+// readBefore reads a session's identity before anything acts on it, once
+// (U1 compares its boot nonce and counter).
 func (d *Driver) readBefore(session string) {
-	w := d.identity(session)
-	for deadline := time.Now().Add(5 * time.Second); !w.Running() && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		w = d.identity(session)
+	w := hostview.Once(session, d.locate(session))
+	for deadline := time.Now().Add(5 * time.Second); w.Boot == "" && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		w = hostview.Once(session, d.locate(session))
 	}
 	d.before = append(d.before, w)
 }
