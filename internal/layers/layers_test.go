@@ -45,7 +45,7 @@ var rule = map[string][]string{
 	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
-	"windows/suite":                 {},
+	"windows/suite":                 {"internal/model", "reports/review", "windows/runner"},
 	"windows/podman":                {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	// The reference supervisor is the system under test: it speaks to the
 	// harness only through its CLI and JSON, never through a shared package.
