@@ -28,15 +28,27 @@ extension (--format md --out x.html) is refused as a usage error.
 --compare takes exactly two files and adds the windows whose verdict
 changed from A to B.
 
+A directory stands for every *.jsonl and *.jsonl.gz file under it, at
+any depth (a directory's own files first, then its subdirectories in name
+order), so "faultwin report results/" covers results/podman/,
+results/mutants/ and any directory added later. Directories named logs
+(the supervisors' output, one directory per window) are not entered, and
+no other file is read as rows. A file named twice is reported once.
+
 A run (a column) is a stretch of consecutive rows of one file, under one
 harness commit, in which no window repeats: each pass of a soak, or each
-` + "`faultwin run`" + ` appended to a file, is one run.
+` + "`faultwin run`" + ` appended to a file, is one run. The verdict tables and
+the files' summaries are grouped by supervisor (the row's driver), with the
+mutants apart: rows of a supervisor run with a known-bug switch (run.bugs,
+or for an older row a file mutants/<bug>.jsonl; mutants/control.jsonl is
+the control run, no bug), whose FAILs are expected.
 
 Exit status: 1 when any file is unreadable, its chain is broken, a session
 of it has no seal (see faultwin replay -h) or a row does not re-judge as
 recorded (the report is still written and says so at
 the top); otherwise the shared status codes over the rows reported (with
---compare, B's rows only): 0 all PASS, 1 a FAIL, 2 INVALID or an unknown
+--compare, B's rows only; the mutants' rows are not counted, make mutants
+judges them against the verdicts they expect): 0 all PASS, 1 a FAIL, 2 INVALID or an unknown
 status but no FAIL or ERROR, 3 an ERROR. 64 a usage error, also when an
 argument names no evidence (a path that does not exist, an empty file,
 files that hold no rows at all): nothing is written then, as replay and
@@ -57,7 +69,11 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 		return fs.usagef("%v", err)
 	}
 	*format = f
-	paths, err := evidenceFiles("report", fs.Args())
+	expanded, err := rowsFilesUnder("report", fs.Args())
+	if err != nil {
+		return err
+	}
+	paths, err := evidenceFiles("report", expanded)
 	if err != nil {
 		return err
 	}
@@ -98,10 +114,101 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	counts := newTally()
 	for _, f := range judged {
 		for _, row := range f.Rows {
+			if _, planted := render.MutantOf(f.Path, row); planted {
+				// A bug planted on purpose fails on purpose; it says
+				// nothing of a supervisor's health.
+				continue
+			}
 			counts.add(row.Window.ID, row.Status)
 		}
 	}
 	return exitFor(counts)
+}
+
+// rowsFilesUnder expands report's arguments: a file stands for itself, a
+// directory for every rows file at any depth below it, so a results tree
+// that gains a directory is covered without naming it. Directories named
+// logs hold the supervisors' output, never rows, and are not entered; a
+// path named twice (results/ and results/podman/) is kept once.
+func rowsFilesUnder(verb string, args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, usagef(verb, "name at least one JSONL file or directory")
+	}
+	var out []string
+	seen := map[string]bool{}
+	keep := func(p string) {
+		if c := filepath.Clean(p); !seen[c] {
+			seen[c] = true
+			out = append(out, p)
+		}
+	}
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, missingPath(verb, a, err)
+		}
+		if !st.IsDir() {
+			keep(a)
+			continue
+		}
+		if filepath.Base(filepath.Clean(a)) == logsDir {
+			return nil, noEvidence(verb, a, "is a directory of the supervisors' logs, which holds no rows")
+		}
+		found, err := rowsFilesIn(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", verb, err)
+		}
+		if len(found) == 0 {
+			return nil, noEvidence(verb, a, "is a directory with no *.jsonl files (nor compact *.jsonl.gz) at any depth")
+		}
+		for _, p := range found {
+			keep(p)
+		}
+	}
+	return out, nil
+}
+
+// logsDir is where the harness keeps the supervisors' output, one
+// directory per window (out/logs/, results/logs/): never rows, whatever a
+// file there is named.
+const logsDir = "logs"
+
+// rowsFilesIn lists dir's rows files, then each subdirectory's, in name
+// order. Symlinked directories are not followed: a loop cannot make the
+// report read a file twice.
+func rowsFilesIn(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files, subs []string
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			if e.Name() != logsDir {
+				subs = append(subs, p)
+			}
+		case e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0:
+			if isRowsName(e.Name()) {
+				files = append(files, p)
+			}
+		}
+	}
+	for _, s := range subs {
+		more, err := rowsFilesIn(s)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, more...)
+	}
+	return files, nil
+}
+
+// isRowsName is the one naming rule of rows files: plain *.jsonl and
+// compact *.jsonl.gz (a signature FILE.jsonl.sig is neither).
+func isRowsName(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.gz")
 }
 
 // reportFormat is the format to write: --format when given, else the one

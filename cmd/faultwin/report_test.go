@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"faultwin/criteria"
 	"faultwin/reports/replaytest"
+	"faultwin/reports/rows"
 )
 
 func TestReportVerbMarkdown(t *testing.T) {
@@ -141,5 +144,91 @@ func TestExitCountsRowsAndWindows(t *testing.T) {
 	inv, _ := fixtureFile(t, t.TempDir(), "inv.jsonl", replaytest.Input(replaytest.W3NotFired), passIn("W3_30"))
 	if _, code, err := runVerb(t, "soak", "--summary", inv); code != exitInvalid || err.Error() != "1 row INVALID in 1 window (not measurements)" {
 		t.Errorf("INVALID: exit %d (%v)", code, err)
+	}
+}
+
+// A directory stands for every rows file below it: a results tree that
+// gains a directory (results/containerd/) is reported without naming it,
+// grouped by supervisor with the mutants apart, whose planted FAIL is not
+// the report's exit status; logs and other files are never read as rows.
+func TestReportVerbCoversEveryResultsDir(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "results")
+	write := func(rel, driver string, ins ...criteria.Input) {
+		t.Helper()
+		var rs []rows.Row
+		for i, in := range ins {
+			row := replaytest.Row(in, replaytest.Prov{Commit: "d25cf84", Started: t0.Add(time.Duration(i) * time.Minute), Load: 0.5})
+			row.Driver = driver
+			rs = append(rs, row)
+		}
+		path := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := replaytest.Write(path, rs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("windows.jsonl", "refsup", passIn("W3_30"))
+	write("containerd/soak-1.jsonl", "containerd", passIn("W3_30"), passIn("W4_30"))
+	write("mutants/leak-cgroup.jsonl", "refsup", replaytest.Input(replaytest.W4Survivor))
+	// Not rows: a window's logs (one of them JSON lines) and a signature.
+	for rel, text := range map[string]string{
+		"logs/W1-r1/refsup-serve.log": "serving run r1\n",
+		"logs/W1-r1/events.jsonl":     "{\"not\":\"a row\"}\n",
+		"windows.jsonl.sig":           "seal 00\n",
+	} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	md := filepath.Join(t.TempDir(), "r.md")
+	out, code, err := runVerb(t, "report", "--out", md, root, filepath.Join(root, "containerd"))
+	if code != 0 {
+		t.Fatalf("exit %d (%v), want 0: every supervisor's row passed, and the mutant's FAIL is planted\n%s", code, err, out)
+	}
+	if !strings.Contains(out, "(2 windows, 3 runs, 3 files)") {
+		t.Errorf("want 3 files, each once (containerd/ named twice):\n%s", out)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	for _, want := range []string{
+		"| `" + filepath.Join(root, "windows.jsonl") + "` | 1 | ok |",
+		"| `" + filepath.Join(root, "containerd", "soak-1.jsonl") + "` | 2 | ok |",
+		"| `" + filepath.Join(root, "mutants", "leak-cgroup.jsonl") + "` | 1 | ok |",
+		"| containerd | 1 | 1 | 2 | 2 | 0 | 0 | 0 |",
+		"| refsup | 1 | 1 | 1 | 1 | 0 | 0 | 0 |",
+		"| mutants (bugs planted on purpose) | 1 | 1 | 1 | 0 | 1 expected (bugs planted) | 0 | 0 |",
+		"## Supervisor: containerd",
+		"## Supervisor: refsup",
+		"## Mutants (bugs planted on purpose)",
+		"| W4_30 | bug switch leak-cgroup: expected FAIL: P1",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("no %q in:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "logs") || strings.Contains(report, ".sig") || strings.Contains(report, "Evidence that does not verify") {
+		t.Errorf("a log or signature was read as rows:\n%s", report)
+	}
+	// A directory's own files come before its subdirectories'.
+	if i, j := strings.Index(report, "windows.jsonl` |"), strings.Index(report, "soak-1.jsonl` |"); i < 0 || j < i {
+		t.Errorf("results/windows.jsonl listed after results/containerd/")
+	}
+
+	// The mutant's row alone: nothing of a supervisor to fail.
+	if out, code, err := runVerb(t, "report", filepath.Join(root, "mutants")); code != 0 || !strings.Contains(out, "bug switch leak-cgroup: expected FAIL") {
+		t.Errorf("mutants alone: exit %d (%v)\n%s", code, err, out)
+	}
+	if _, code, err := runVerb(t, "report", filepath.Join(root, "logs")); code != exitUsage || !strings.Contains(err.Error(), "holds no rows") {
+		t.Errorf("logs alone: exit %d (%v), want %d: no rows files there", code, err, exitUsage)
 	}
 }

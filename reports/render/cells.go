@@ -16,12 +16,15 @@ const evidenceRunes = 48
 // shortText is a cell's text: PASS; FAIL with its false criteria and the
 // first evidence line of the first; INVALID or ERROR with the reason.
 func shortText(c Cell) string {
-	if len(c.Row.Run.Bugs) > 0 {
-		// A mutant's verdict is about the bug planted on purpose, not about
-		// the supervisor as shipped.
-		return "bug switch " + strings.Join(c.Row.Run.Bugs, ",") + ": " + verdictText(c)
+	if c.Mutant == nil {
+		return verdictText(c)
 	}
-	return verdictText(c)
+	// A mutant's verdict is about the bug planted on purpose, not about
+	// the supervisor as shipped.
+	if c.Expected() {
+		return c.Mutant.Label() + ": expected " + verdictText(c)
+	}
+	return c.Mutant.Label() + ": " + verdictText(c)
 }
 
 func verdictText(c Cell) string {

@@ -14,7 +14,7 @@ import (
 func TestShortTextMarksBugSwitches(t *testing.T) {
 	row := rows.Row{Window: model.Window{ID: "W11"}, Status: model.StatusFail, Run: rows.Run{Bugs: []string{"leak-cgroup"}}}
 	c := newCell(row, 1, "results/mutants/leak-cgroup.jsonl", 2, nil)
-	if !strings.HasPrefix(c.Short, "bug switch leak-cgroup: FAIL") {
+	if !strings.HasPrefix(c.Short, "bug switch leak-cgroup: expected FAIL") {
 		t.Fatalf("mutant cell %q does not name its bug switch", c.Short)
 	}
 	row.Run.Bugs = nil

@@ -64,11 +64,21 @@ func statusClass(status string) string {
 // windows-by-runs grid with empty slots filled in.
 type htmlView struct {
 	*Report
-	Rule        string
-	LandingRule string
-	Grid        []gridRow
-	Cells       []Cell // every cell, for the detail sections
-	KillMaps    []killMapView
+	Rule         string
+	LandingRule  string
+	MutantsRule  string
+	Headline     string // set when the mutants are among the rows
+	GroupedViews []groupView
+	Cells        []Cell // every cell, for the detail sections
+	KillMaps     []killMapView
+}
+
+// groupView is one group's heatmap: its own runs as columns.
+type groupView struct {
+	*Group
+	N    int   // 1-based, for unique ids on the page
+	Cols []Run // the group's runs
+	Grid []gridRow
 }
 
 type gridRow struct {
@@ -87,17 +97,28 @@ type slot struct {
 // per-row detail sections, so the page works without script; with script,
 // a click shows the row's criteria and evidence in a panel beside the map.
 func HTML(w io.Writer, r *Report) error {
-	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + ".", LandingRule: LandingRule, KillMaps: killMaps(r.Files)}
-	for _, id := range r.Windows {
-		g := gridRow{Window: id, Name: windowName(r, id)}
-		for _, run := range r.Runs {
-			s := slot{Run: run.N}
-			if c, ok := r.Cell(id, run.N); ok {
-				s.Cell = &c
-			}
-			g.Slots = append(g.Slots, s)
+	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + ".", LandingRule: LandingRule, MutantsRule: MutantsRule,
+		KillMaps: killMaps(r.Files)}
+	for i, grp := range r.Groups {
+		gv := groupView{Group: grp, N: i + 1}
+		for _, n := range grp.Runs {
+			gv.Cols = append(gv.Cols, r.Runs[n-1])
 		}
-		v.Grid = append(v.Grid, g)
+		if grp.Mutants {
+			v.Headline = MutantsHeadline
+		}
+		for _, id := range grp.Windows {
+			g := gridRow{Window: id, Name: windowName(r, id)}
+			for _, n := range grp.Runs {
+				s := slot{Run: n}
+				if c, ok := r.HasCell(grp, id, n); ok {
+					s.Cell = &c
+				}
+				g.Slots = append(g.Slots, s)
+			}
+			gv.Grid = append(gv.Grid, g)
+		}
+		v.GroupedViews = append(v.GroupedViews, gv)
 	}
 	for _, run := range r.Runs {
 		for _, id := range r.Windows {

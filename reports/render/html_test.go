@@ -75,7 +75,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("page contains %q: it must not load anything", bad)
 		}
 	}
-	for _, want := range []string{"<style>", "<script>", `id="heatmap"`, `<details id="d-1-W4_30"`} {
+	for _, want := range []string{"<style>", "<script>", `<table class="heatmap" id="heatmap-1" data-group="refsup">`, `<details id="d-1-W4_30"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

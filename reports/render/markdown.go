@@ -16,21 +16,24 @@ const LandingRule = "Rows of windows killed from outside, grouped by the run's p
 // GroupingRule explains the columns in every report.
 const GroupingRule = "A run (a column) is a stretch of consecutive rows of one file, under one harness commit, in which no window repeats: each pass of a soak is one run, each `faultwin run` appended to a file is one run."
 
-// Markdown writes the report: files and whether their evidence verifies,
-// the runs, the verdict table (windows by runs), each file's summary with
-// load averages, the changes between two files when comparing, and the
-// criteria and evidence of every row that did not pass.
+// Markdown writes the report: the rows' statuses per supervisor, files
+// and whether their evidence verifies, the runs, then per supervisor (and
+// the mutants apart) the verdict table (windows by runs) and each file's
+// summary with load averages, the changes between two files when
+// comparing, and the criteria and evidence of every row that did not pass.
 func Markdown(w io.Writer, r *Report) error {
 	m := &mdWriter{w: w}
 	m.line("# faultwin report")
 	m.line("")
 	m.line(GroupingRule + " " + review.RateRule + ".")
+	m.headline(r)
 	m.files(r)
 	m.problems(r)
 	m.runs(r)
-	m.verdicts(r)
+	for _, g := range r.Groups {
+		m.group(r, g)
+	}
 	m.compare(r)
-	m.summaries(r)
 	m.landings(r)
 	m.details(r)
 	return m.err
@@ -125,19 +128,51 @@ func (m *mdWriter) runs(r *Report) {
 	}
 }
 
-func (m *mdWriter) verdicts(r *Report) {
+// headline counts the rows' statuses per group, so the mutants' planted
+// FAILs are never read as a supervisor's.
+func (m *mdWriter) headline(r *Report) {
 	m.line("")
-	m.line("## Verdicts")
+	m.line("## Supervisors")
+	m.line("")
+	m.head("Supervisor", "Files", "Runs", "Rows", "PASS", "FAIL", "INVALID", "ERROR")
+	mutants := false
+	for _, g := range r.Groups {
+		mutants = mutants || g.Mutants
+		m.row(g.Name, itoa(len(g.Files)), itoa(len(g.Runs)), itoa(g.Rows()), itoa(g.Counts[model.StatusPass]), g.FailCell(),
+			itoa(g.Counts[model.StatusInvalid]), itoa(g.Counts[model.StatusError]))
+	}
+	if mutants {
+		m.line("")
+		m.line("%s", MutantsHeadline)
+	}
+}
+
+// group writes one group's verdict table and its files' summaries under
+// the group's heading.
+func (m *mdWriter) group(r *Report, g *Group) {
+	m.line("")
+	m.line("## %s", g.Title())
+	if g.Mutants {
+		m.line("")
+		m.line("%s", MutantsRule)
+	}
+	m.verdicts(r, g)
+	m.summaries(r, g)
+}
+
+func (m *mdWriter) verdicts(r *Report, g *Group) {
+	m.line("")
+	m.line("### Verdicts")
 	m.line("")
 	head := []string{"Window"}
-	for _, run := range r.Runs {
-		head = append(head, "Run "+itoa(run.N))
+	for _, n := range g.Runs {
+		head = append(head, "Run "+itoa(n))
 	}
 	m.head(head...)
-	for _, id := range r.Windows {
+	for _, id := range g.Windows {
 		cells := []string{windowName(r, id)}
-		for _, run := range r.Runs {
-			c, ok := r.Cell(id, run.N)
+		for _, n := range g.Runs {
+			c, ok := r.HasCell(g, id, n)
 			switch {
 			case !ok:
 				cells = append(cells, "–")
@@ -178,10 +213,14 @@ func (m *mdWriter) compare(r *Report) {
 	}
 }
 
-func (m *mdWriter) summaries(r *Report) {
-	for _, s := range r.Summaries {
+func (m *mdWriter) summaries(r *Report, g *Group) {
+	for _, s := range g.Summaries {
 		m.line("")
-		m.line("## Summary of %s", code(s.Path))
+		if s.Mutants != "" {
+			m.line("### Summary of %s: %s", code(s.Path), s.Mutants)
+		} else {
+			m.line("### Summary of %s", code(s.Path))
+		}
 		m.line("")
 		m.line("Load before each window (1-minute average), min / median / max over the file: %s.", spread(s.Load))
 		m.line("")
@@ -232,9 +271,20 @@ func (m *mdWriter) details(r *Report) {
 				first = false
 			}
 			m.line("")
-			m.line("### %s, run %d: %s", id, run.N, c.Status)
+			switch {
+			case c.Expected():
+				m.line("### %s, run %d: %s (expected: %s)", id, run.N, c.Status, c.Mutant.Label())
+			case c.Mutant != nil:
+				m.line("### %s, run %d: %s (%s)", id, run.N, c.Status, c.Mutant.Label())
+			default:
+				m.line("### %s, run %d: %s", id, run.N, c.Status)
+			}
 			m.line("")
 			m.line("%s row %d, fault %s, reason: %s", code(c.File), c.Line, code(c.Row.Window.Fault.String()), mdCell(c.Row.Reason))
+			if c.Mutant != nil {
+				m.line("")
+				m.line("Mutant: %s.", c.Mutant.Origin())
+			}
 			for _, d := range c.Diffs {
 				m.line("")
 				m.line("**Replay disagrees:** %s", mdCell(d.String()))

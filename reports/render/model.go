@@ -17,6 +17,7 @@ package render
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,6 +100,13 @@ type Cell struct {
 	Failed  []string
 	Results []criteria.Result // nil if the recorded criteria do not decode
 	Diffs   []review.Difference
+	Group   string  // the supervisor, or MutantsGroup
+	Mutant  *Mutant // set for a mutant's row
+}
+
+// Expected reports whether the cell's FAIL is a bug planted on purpose.
+func (c Cell) Expected() bool {
+	return c.Status == model.StatusFail && c.Mutant != nil && !c.Mutant.Control()
 }
 
 // Report is everything the renderers print.
@@ -108,18 +116,22 @@ type Report struct {
 	Windows      []string                // natural order
 	Cells        map[string]map[int]Cell // window -> run -> cell
 	Unregistered map[string]bool         // a row of the window records an unregistered definition
-	Summaries    []FileSummary
-	Landings     []review.Landing // externally killed windows by the state their kills found, over every file
-	Compare      *Comparison      // set by Build when compare is true
-	Problems     []string         // evidence that does not verify, one line each
+	Groups       []*Group                // per supervisor by name, then the mutants
+	Landings     []review.Landing        // externally killed windows by the state their kills found, over every file
+	Compare      *Comparison             // set by Build when compare is true
+	Problems     []string                // evidence that does not verify, one line each
 	Counts       map[string]int
 }
 
-// FileSummary is the per-window summary of one file's rows.
+// FileSummary is the per-window summary of one file's rows of one group.
 type FileSummary struct {
 	Path string
 	Sums []review.WindowSummary
 	Load review.Spread
+	// Mutants names the bug switches of the file's mutant rows
+	// ("bug switch leak-cgroup, named by its file"); empty outside the
+	// mutants group.
+	Mutants string
 }
 
 // Cell returns the cell of window in run n.
@@ -133,6 +145,7 @@ func (r *Report) Cell(window string, n int) (Cell, bool) {
 func Build(files []File, compare bool) *Report {
 	r := &Report{Files: files, Cells: map[string]map[int]Cell{}, Unregistered: map[string]bool{}, Counts: map[string]int{}}
 	seen := map[string]bool{}
+	groups := newGrouping()
 	for _, f := range files {
 		r.problems(f)
 		diffs := map[int][]review.Difference{}
@@ -163,18 +176,20 @@ func Build(files []File, compare bool) *Report {
 			if !row.Registration.Registered {
 				r.Unregistered[id] = true
 			}
-			r.Cells[id][run.N] = newCell(row, run.N, f.Path, i+1, diffs[i+1])
+			c := newCell(row, run.N, f.Path, i+1, diffs[i+1])
+			r.Cells[id][run.N] = c
+			groups.add(c, f.Path)
 		}
 		for j, l := range loads {
 			r.Runs[first+j].Load = review.SpreadOf(l)
 		}
-		all := make([]float64, 0, len(f.Rows))
-		for _, row := range f.Rows {
-			all = append(all, row.Host.LoadBefore[0])
+		for _, s := range fileSummaries(f) {
+			g := groups.by[s.group]
+			g.Summaries = append(g.Summaries, s.FileSummary)
 		}
-		r.Summaries = append(r.Summaries, FileSummary{Path: f.Path, Sums: review.Summarize(f.Rows), Load: review.SpreadOf(all)})
 	}
 	sort.Slice(r.Windows, func(i, j int) bool { return model.CompareIDs(r.Windows[i], r.Windows[j]) < 0 })
+	r.Groups = groups.done()
 	var every []rows.Row
 	for _, f := range files {
 		every = append(every, f.Rows...)
@@ -203,9 +218,48 @@ func (r *Report) problems(f File) {
 	}
 }
 
+type groupSummary struct {
+	group string
+	FileSummary
+}
+
+// fileSummaries summarises f's rows per group, in the order the groups
+// first appear in f.
+func fileSummaries(f File) []groupSummary {
+	var order []string
+	by := map[string][]rows.Row{}
+	labels := map[string][]string{}
+	for _, row := range f.Rows {
+		g := Supervisor(row)
+		if m, ok := MutantOf(f.Path, row); ok {
+			g = MutantsGroup
+			if l := m.Origin(); !slices.Contains(labels[g], l) {
+				labels[g] = append(labels[g], l)
+			}
+		}
+		if by[g] == nil {
+			order = append(order, g)
+		}
+		by[g] = append(by[g], row)
+	}
+	out := make([]groupSummary, 0, len(order))
+	for _, g := range order {
+		load := make([]float64, 0, len(by[g]))
+		for _, row := range by[g] {
+			load = append(load, row.Host.LoadBefore[0])
+		}
+		out = append(out, groupSummary{g, FileSummary{Path: f.Path, Sums: review.Summarize(by[g]), Load: review.SpreadOf(load),
+			Mutants: strings.Join(labels[g], "; ")}})
+	}
+	return out
+}
+
 func newCell(row rows.Row, run int, file string, line int, diffs []review.Difference) Cell {
 	c := Cell{ID: "d-" + itoa(run) + "-" + row.Window.ID, Window: row.Window.ID, Run: run, File: file, Line: line,
-		Row: row, Status: row.Status, Diffs: diffs}
+		Row: row, Status: row.Status, Diffs: diffs, Group: Supervisor(row)}
+	if m, ok := MutantOf(file, row); ok {
+		c.Mutant, c.Group = &m, MutantsGroup
+	}
 	var rs []criteria.Result
 	if json.Unmarshal(row.Criteria, &rs) == nil {
 		c.Results = rs
