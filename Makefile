@@ -22,11 +22,11 @@ STATE_ROOT ?= /var/lib/faultwin/state
 # the Go tests of every other package run in two tiers: `make unit` (no root,
 # nothing on the host: host tests skip there) and `make integration` (the
 # packages that hold host tests, as root, one package at a time).
-SUITES     = -e 'faultwin/windows' -e 'faultwin/windows/mutants' -e 'faultwin/windows/podman'
+SUITES     = -e 'faultwin/windows' -e 'faultwin/windows/mutants' -e 'faultwin/windows/podman' -e 'faultwin/windows/containerd'
 GO_PKGS    = $$($(GO) list ./... | grep -v -x $(SUITES))
 HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u)
 
-.PHONY: deps build lint unit integration test run windows windows-podman podman-in-test hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit integration test run windows windows-podman windows-containerd containerd-in-test podman-in-test hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI
 deps:
@@ -97,6 +97,18 @@ windows-podman: build hostcheck $(GINKGO)
 	  FAULTWIN_DRIFT=$(DRIFT) FAULTWIN_DRIFT_FILE=$(OUT)/podman-drift.txt \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=20m --label-filter='$(LABELS)' \
 	  --output-dir=$(OUT) --junit-report=podman-junit.xml --json-report=podman-report.json ./windows/podman
+
+## windows-containerd: the containerd windows (or LABELS=...) against a real containerd (a daemon per run),
+## its runc v2 shim, runc and CRIU; rows into RESULTS (default out/containerd.jsonl); fails when a verdict is
+## not one windows/containerd/expected/outcomes.yaml lists
+CONTAINERD_RESULTS = $(if $(filter command line environment,$(origin RESULTS)),$(RESULTS),$(OUT)/containerd.jsonl)
+windows-containerd: build hostcheck $(GINKGO)
+	@mkdir -p $(OUT)
+	@rm -f $(OUT)/containerd-drift.txt
+	FAULTWIN_RESULTS=$(abspath $(CONTAINERD_RESULTS)) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	  FAULTWIN_DRIFT=$(DRIFT) FAULTWIN_DRIFT_FILE=$(OUT)/containerd-drift.txt \
+	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=20m --label-filter='$(LABELS)' \
+	  --output-dir=$(OUT) --junit-report=containerd-junit.xml --json-report=containerd-report.json ./windows/containerd
 
 # DRIFT=warn reports a podman verdict expected/outcomes.yaml does not list
 # instead of failing on it; make test sets it (see windows/podman).

@@ -47,6 +47,7 @@ var rule = map[string][]string{
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
 	"windows/suite":                 {"internal/model", "reports/review", "windows/runner"},
 	"windows/podman":                {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
+	"windows/containerd":            {"windows/suite"},
 	// The reference supervisor is the system under test: it speaks to the
 	// harness only through its CLI and JSON, never through a shared package.
 	"cmd/refsup":          {"fixtures/refsup/..."},
