@@ -22,7 +22,6 @@ func (d *Driver) locate(name string) hostview.Locate {
 	return hostview.InRoot(name, strings.TrimPrefix(d.desc.Recovery.Identity, "/"), d.finder())
 }
 
-
 // readBefore reads the identity of each cold session once its payload has
 // written one (it starts counting at once; allow it 5 s). One read each:
 // U1 compares the boot nonce and the counter, and asks only afterwards
