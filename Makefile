@@ -26,7 +26,7 @@ SUITES     = -e 'faultwin/windows' -e 'faultwin/windows/mutants' -e 'faultwin/wi
 GO_PKGS    = $$($(GO) list ./... | grep -v -x $(SUITES))
 HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u)
 
-.PHONY: deps build lint unit integration test run windows windows-podman windows-containerd containerd-in-test podman-in-test hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit integration test bench run windows windows-podman windows-containerd containerd-in-test podman-in-test hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI
 deps:
@@ -122,6 +122,15 @@ test: deps lint build hostcheck unit integration windows podman-in-test mutants 
 podman-in-test:
 	$(MAKE) windows-podman DRIFT=warn
 	@if [[ -s $(OUT)/podman-drift.txt ]]; then echo "podman: verdicts not seen before (findings to review, not failures):"; cat $(OUT)/podman-drift.txt; else echo "podman: every verdict as expected/outcomes.yaml lists"; fi
+
+## bench: one pass of the refsup windows and of the podman landing windows, then the ratios side by side
+## (snapshot vs its shell equivalent, harness share per driver, recovery vs its calls, replay throughput)
+bench: build hostcheck
+	@mkdir -p $(OUT)
+	rm -f $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl
+	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/bench-refsup.jsonl >/dev/null || true
+	$(FAULTWIN) run --windows windows/podman --label-filter landing --state-root $(STATE_ROOT) --results $(OUT)/bench-podman.jsonl >/dev/null || true
+	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl
 
 ## run: the main job for a newcomer: install, build, check the host, run the windows of windows/*.yaml
 ## (the podman windows under windows/podman are not among them: make windows-podman; faultwin run names them)

@@ -1,0 +1,191 @@
+// Command bench prints, side by side from one run on this machine, what
+// faultwin's own work costs against the work it measures: a host snapshot
+// against the shell commands that read the same evidence, the harness's
+// share of each driver's window time, a pass of each driver's windows
+// against the sum of its supervisor's steps, and replay throughput. Run it
+// as `make bench`, which first runs the windows it reads.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"faultwin/internal/model"
+	"faultwin/reports/rows"
+	"faultwin/snapshots"
+	"faultwin/snapshots/host"
+)
+
+// shellEquivalent reads what a snapshot reads with the usual tools: every
+// process with its environment, cwd, root and namespaces, the mounts, the
+// links, the nft tables, the X11 sockets and the one sysctl.
+const shellEquivalent = `ps -eo pid,ppid,stat,lstart,args >/dev/null
+for p in /proc/[0-9]*; do cat $p/environ $p/cgroup >/dev/null 2>&1; readlink $p/cwd $p/root >/dev/null 2>&1; ls -l $p/ns $p/fd >/dev/null 2>&1; done
+findmnt -J >/dev/null; ip -j link >/dev/null; nft -j list tables >/dev/null 2>&1
+ls -la /tmp/.X11-unix >/dev/null 2>&1; cat /proc/sys/net/ipv4/ip_forward >/dev/null`
+
+// supervisorSteps are the steps of a window spent in the supervisor (its
+// preparation, the operation, its death, its user's recovery and its own
+// sweeps); everything else is the harness's.
+var supervisorSteps = []string{"prepare", "trigger", "reap", "aftermath", "sweep1", "sweep2", "recover", "reuse"}
+
+func main() {
+	stateRoot := flag.String("state-root", "/var/lib/faultwin/state", "state root the snapshots read")
+	faultwin := flag.String("faultwin", "bin/faultwin", "faultwin binary (replay throughput)")
+	n := flag.Int("n", 30, "snapshots to time")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: bench [flags] ROWS.jsonl... (rows of one windows run per driver)")
+		os.Exit(64)
+	}
+	fmt.Printf("bench on %s, %d cores, at %s\n\n", hostname(), numCPU(), time.Now().UTC().Format(time.RFC3339))
+	snapshotRatio(*stateRoot, *n)
+	harness(flag.Args())
+	replay(*faultwin)
+}
+
+func snapshotRatio(stateRoot string, n int) {
+	roots := snapshots.DefaultRoots(stateRoot)
+	ctx := context.Background()
+	var caps []time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if _, err := host.Capture(ctx, "bench", roots, snapshots.Decoys{}); err != nil {
+			fmt.Printf("snapshot: %v\n", err)
+			return
+		}
+		caps = append(caps, time.Since(t0))
+	}
+	var shells []time.Duration
+	for i := 0; i < 5; i++ {
+		t0 := time.Now()
+		if out, err := exec.Command("/bin/bash", "-c", shellEquivalent).CombinedOutput(); err != nil {
+			fmt.Printf("shell equivalent: %v: %s\n", err, out)
+			return
+		}
+		shells = append(shells, time.Since(t0))
+	}
+	c, s := median(caps), median(shells)
+	fmt.Printf("snapshot: median %s, p90 %s over %d; shell equivalent: median %s over 5; the snapshot is %.0fx faster (goal: 3 ms, 300x)\n\n",
+		ms(c), ms(p90(caps)), n, ms(s), float64(s)/float64(c))
+}
+
+func harness(files []string) {
+	fmt.Println("per driver, from the rows given: windows, pass time, the supervisor's steps, the harness's share")
+	for _, f := range files {
+		rs, err := rows.Read(f)
+		if err != nil {
+			fmt.Printf("  %s: %v\n", f, err)
+			continue
+		}
+		type tot struct{ n, all, sup, calls, after float64 }
+		by := map[string]*tot{}
+		for _, r := range rs {
+			if r.Window.ID == "" {
+				continue // a seal
+			}
+			t := by[r.Driver]
+			if t == nil {
+				t = &tot{}
+				by[r.Driver] = t
+			}
+			t.n++
+			for step, v := range r.Durations {
+				t.all += v
+				if slices.Contains(supervisorSteps, step) {
+					t.sup += v
+				}
+			}
+			var in struct {
+				Aftermath *model.Aftermath `json:"aftermath"`
+			}
+			if json.Unmarshal(r.Input, &in) == nil && in.Aftermath != nil {
+				a := in.Aftermath
+				t.after += r.Durations["aftermath"]
+				for _, c := range a.Calls {
+					t.calls += c.MS
+				}
+			}
+		}
+		for _, d := range sortedKeys(by) {
+			t := by[d]
+			fmt.Printf("  %-10s %3.0f windows (%s): pass %.1f s, supervisor steps %.1f s (pass/steps %.2fx), harness share %.1f%% (goal: 5%%)\n",
+				d, t.n, filepath.Base(f), t.all/1000, t.sup/1000, t.all/t.sup, 100*(t.all-t.sup)/t.all)
+			if t.after > 0 {
+				fmt.Printf("  %-10s user's recovery: %.0f ms a window, its calls %.0f ms (recovery/calls %.2fx)\n", "", t.after/t.n, t.calls/t.n, t.after/t.calls)
+			}
+		}
+	}
+	fmt.Println()
+}
+
+var replayLine = regexp.MustCompile(`replay: (\d+) files?, (\d+) rows`)
+
+func replay(bin string) {
+	var files []string
+	var size int64
+	_ = filepath.Walk("results", func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".jsonl.gz")) && !strings.Contains(p, "/logs/") {
+			files = append(files, p)
+			size += info.Size()
+		}
+		return nil
+	})
+	t0 := time.Now()
+	out, err := exec.Command(bin, append([]string{"replay"}, files...)...).CombinedOutput()
+	d := time.Since(t0)
+	m := replayLine.FindSubmatch(out)
+	if err != nil || m == nil {
+		fmt.Printf("replay: %v: %s\n", err, lastLine(string(out)))
+		return
+	}
+	nrows, _ := strconv.Atoi(string(m[2]))
+	fmt.Printf("replay of results/: %s files, %d rows, %.1f MB on disk in %s: %.0f rows/s, %.1f MB/s\n",
+		m[1], nrows, float64(size)/1e6, d.Round(time.Millisecond), float64(nrows)/d.Seconds(), float64(size)/1e6/d.Seconds())
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func p90(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)*9/10]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func lastLine(s string) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return l[len(l)-1]
+}
+
+func hostname() string { h, _ := os.Hostname(); return h }
+
+func numCPU() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(b), "processor\t:")
+}
