@@ -214,12 +214,18 @@ func Identities(names []string, loc func(name string) Locate, during func()) []m
 		if w.Err != "" {
 			continue
 		}
-		file, _, err := loc(n)()
-		if err == nil {
-			var boot string
-			w.Counter2, _, boot, err = readIdentity(file)
-			if err == nil && boot != w.Boot {
-				err = fmt.Errorf("boot nonce changed between the reads: %s then %s", w.Boot, boot)
+		boot, err := readAgain(w, loc(n))
+		if err == nil && boot != w.Boot {
+			// The file outlives its payload: a workload started again
+			// (podman reuses a container's root) may not have written yet
+			// when the first read came, which then read what the payload
+			// before it left. The one that writes now is the workload:
+			// read it twice.
+			prev := w.Boot
+			w.Counter, w.Boot = w.Counter2, boot
+			time.Sleep(Gap)
+			if boot, err = readAgain(w, loc(n)); err == nil && boot != w.Boot {
+				err = fmt.Errorf("boot nonce changed at every read: %s, %s, then %s", prev, w.Boot, boot)
 			}
 		}
 		if err != nil {
@@ -227,6 +233,21 @@ func Identities(names []string, loc func(name string) Locate, during func()) []m
 		}
 	}
 	return out
+}
+
+// readAgain reads w's identity file again into its Counter2 and returns
+// the boot nonce the file holds.
+func readAgain(w *model.Workload, loc Locate) (string, error) {
+	file, _, err := loc()
+	if err != nil {
+		return "", err
+	}
+	var boot, marker string
+	w.Counter2, marker, boot, err = readIdentity(file)
+	if err == nil && boot != w.Boot {
+		w.Marker = marker
+	}
+	return boot, err
 }
 
 // readIdentity reads an identity file, again for a moment if it is caught
