@@ -189,10 +189,10 @@ func (d *Driver) userCall(ctx context.Context, a *model.Aftermath, step, what st
 		case <-bound.C:
 			uc.TimedOut = true
 			uc.Stuck = hostview.Stuck(cmd.Process.Pid, d.run)
-			_ = cmd.Process.Kill()
+			killTree(cmd)
 			err = <-done
 		case <-ctx.Done():
-			_ = cmd.Process.Kill()
+			killTree(cmd)
 			err = <-done
 		}
 		bound.Stop()

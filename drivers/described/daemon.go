@@ -121,7 +121,7 @@ func (d *Driver) quiet(ctx context.Context, c Command) error {
 		}
 		return nil
 	case <-ctx.Done():
-		_ = cmd.Process.Kill()
+		killTree(cmd)
 		<-done
 		return ctx.Err()
 	}
@@ -148,7 +148,7 @@ func (d *Driver) stopDaemon(what string) error {
 	select {
 	case <-p.done:
 	case <-time.After(time.Duration(d.desc.Daemon.StopMS) * time.Millisecond):
-		_ = p.cmd.Process.Kill()
+		killTree(p.cmd)
 		<-p.done
 		c.Signal = "SIGKILL"
 		err = errors.New(what + ": the daemon outlived SIGTERM by " + fmt.Sprint(d.desc.Daemon.StopMS) + " ms: killed")

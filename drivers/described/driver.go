@@ -110,8 +110,16 @@ func (d *Driver) init(run string) {
 	d.run = run
 	d.scope = model.NewScope(d.root, run)
 	d.vars = map[string]string{"run": run, "state": d.scope.StateDir, "assets": filepath.Join(d.scope.StateDir, "assets")}
+	// a description's own values may use the built-in placeholders
+	// ("ctr --address {state}/c.sock"), never each other
+	builtin := maps.Clone(d.vars)
 	for k, v := range d.desc.Vars {
-		d.vars[k] = v
+		d.vars[k] = placeholder.ReplaceAllStringFunc(v, func(m string) string {
+			if b, ok := builtin[m[1:len(m)-1]]; ok {
+				return b
+			}
+			return m
+		})
 	}
 }
 
@@ -203,7 +211,7 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 	select {
 	case <-d.opDone:
 	case <-timer.C:
-		_ = cmd.Process.Kill()
+		killTree(cmd)
 		<-d.opDone
 		d.opNote = fmt.Sprintf("operation still running after %v: killed by the harness", d.timeout())
 	}
@@ -350,7 +358,7 @@ func (d *Driver) do(ctx context.Context, what string, c Command, n int) error {
 		select {
 		case err = <-done:
 		case <-ctx.Done():
-			_ = cmd.Process.Kill()
+			killTree(cmd)
 			<-done
 			err = fmt.Errorf("still running after %v: killed by the harness", d.timeout())
 		}
@@ -381,8 +389,21 @@ func (d *Driver) command(argv []string) *exec.Cmd {
 		}
 	}
 	cmd.Env, cmd.Dir = env, "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group, so that a command killed at its bound takes
+	// what it started with it (a shell's ctr would otherwise live on); and
+	// Wait stops waiting for output pipes a survivor still holds.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.WaitDelay = 2 * time.Second
 	return cmd
+}
+
+// killTree SIGKILLs a command and everything in its process group.
+func killTree(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Process.Kill()
 }
 
 // expand replaces the placeholders of c; {n} is the session number.
