@@ -159,7 +159,7 @@ func rowsFilesUnder(verb string, args []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", verb, err)
 		}
 		if len(found) == 0 {
-			return nil, noEvidence(verb, a, "is a directory with no *.jsonl files (nor compact *.jsonl.gz) at any depth")
+			return nil, noEvidence(verb, a, "is a directory with no *.jsonl files (nor compact *.jsonl.gz)")
 		}
 		for _, p := range found {
 			keep(p)

@@ -30,12 +30,7 @@ func (d *Driver) readBefore(cold int) {
 	d.before = nil
 	for n := 1; n <= cold; n++ {
 		name := d.workloadName(n)
-		w := hostview.Once(name, d.locate(name))
-		for deadline := time.Now().Add(5 * time.Second); w.Boot == "" && time.Now().Before(deadline); {
-			time.Sleep(50 * time.Millisecond)
-			w = hostview.Once(name, d.locate(name))
-		}
-		d.before = append(d.before, w)
+		d.before = append(d.before, hostview.FirstRead(name, d.locate(name), 5*time.Second))
 	}
 }
 
@@ -137,7 +132,7 @@ func (d *Driver) look(ctx context.Context, a *model.Aftermath, when string, name
 			lk.ParseErr = strings.TrimPrefix(lk.ParseErr+"; ", "; ") + fmt.Sprintf("reading the host: %v %v", perr, qerr)
 		}
 		a.Looks = append(a.Looks, lk)
-		if stable(lk) || call.Failed() || ctx.Err() != nil {
+		if lk.Still() || call.Failed() || ctx.Err() != nil {
 			return
 		}
 		time.Sleep(300 * time.Millisecond)
@@ -156,53 +151,13 @@ func mergePre(pre, late []model.HostWorkload) []model.HostWorkload {
 	return out
 }
 
-func stable(l model.Look) bool {
-	pre := map[string]string{}
-	for _, h := range l.HostPre {
-		pre[h.Name] = h.State()
-	}
-	for _, h := range l.HostPost {
-		if s, ok := pre[h.Name]; ok && s != h.State() {
-			return false
-		}
-	}
-	return true
-}
-
 // userCall runs one call of the user's recovery, bounded by bound_ms; a
 // call still running then is recorded with what it waits on and killed.
 // It returns the call's index in a.Calls.
 func (d *Driver) userCall(ctx context.Context, a *model.Aftermath, step, what string, c Command) int {
 	argv := d.expand(c, 1)
-	cmd := d.command(argv)
-	out := &limitedBuffer{max: 1 << 20}
-	cmd.Stdout, cmd.Stderr = out, out
-	uc := model.UserCall{Step: step, What: what, Argv: argv}
-	t0 := time.Now()
-	err := cmd.Start()
-	if err == nil {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		bound := time.NewTimer(time.Duration(a.BoundMS) * time.Millisecond)
-		select {
-		case err = <-done:
-		case <-bound.C:
-			uc.TimedOut = true
-			uc.Stuck = hostview.Stuck(cmd.Process.Pid, d.run)
-			killTree(cmd)
-			err = <-done
-		case <-ctx.Done():
-			killTree(cmd)
-			err = <-done
-		}
-		bound.Stop()
-	}
-	uc.MS = ms(time.Since(t0))
-	uc.Output = out.String()
-	uc.Exit, uc.Signal = exitCode(cmd.ProcessState), signalOf(cmd.ProcessState)
-	if err != nil && cmd.ProcessState == nil {
-		uc.Exit, uc.Output = -1, uc.Output+err.Error()
-	}
+	uc := hostview.Call(ctx, d.command(argv), d.run, time.Duration(a.BoundMS)*time.Millisecond)
+	uc.Step, uc.What = step, what
 	d.calls = append(d.calls, call{What: "aftermath " + what, Argv: argv, Exit: uc.Exit, Signal: uc.Signal,
 		TimedOut: uc.TimedOut, MS: uc.MS, Output: uc.Output})
 	a.Calls = append(a.Calls, uc)

@@ -1,10 +1,8 @@
 package refsup
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -39,12 +37,7 @@ func (d *Driver) locate(session string) hostview.Locate {
 // readBefore reads a session's identity before anything acts on it, once
 // (U1 compares its boot nonce and counter).
 func (d *Driver) readBefore(session string) {
-	w := hostview.Once(session, d.locate(session))
-	for deadline := time.Now().Add(5 * time.Second); w.Boot == "" && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-		w = hostview.Once(session, d.locate(session))
-	}
-	d.before = append(d.before, w)
+	d.before = append(d.before, hostview.FirstRead(session, d.locate(session), 5*time.Second))
 }
 
 // Aftermath implements drivers.Aftercarer with refsup's own verbs: start
@@ -198,24 +191,11 @@ func (d *Driver) look(ctx context.Context, a *model.Aftermath, when string, name
 			lk.HostPre = append(lk.HostPre, late...)
 		}
 		a.Looks = append(a.Looks, lk)
-		if stableLook(lk) || call.Failed() || ctx.Err() != nil {
+		if lk.Still() || call.Failed() || ctx.Err() != nil {
 			return
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-}
-
-func stableLook(l model.Look) bool {
-	pre := map[string]string{}
-	for _, h := range l.HostPre {
-		pre[h.Name] = h.State()
-	}
-	for _, h := range l.HostPost {
-		if s, ok := pre[h.Name]; ok && s != h.State() {
-			return false
-		}
-	}
-	return true
 }
 
 // userCall runs `refsup <verb> --root R --run r <args>` as a user would,
@@ -223,36 +203,8 @@ func stableLook(l model.Look) bool {
 // waits on and killed. It returns the call's index.
 func (d *Driver) userCall(ctx context.Context, a *model.Aftermath, step, what string, verb string, args ...string) int {
 	argv := append([]string{d.Bin, verb, "--root", d.Root, "--run", d.run}, args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	uc := model.UserCall{Step: step, What: what, Argv: argv}
-	t0 := time.Now()
-	err := cmd.Start()
-	if err == nil {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		bound := time.NewTimer(AftermathBound)
-		select {
-		case err = <-done:
-		case <-bound.C:
-			uc.TimedOut = true
-			uc.Stuck = hostview.Stuck(cmd.Process.Pid, d.run)
-			_ = cmd.Process.Kill()
-			err = <-done
-		case <-ctx.Done():
-			_ = cmd.Process.Kill()
-			err = <-done
-		}
-		bound.Stop()
-	}
-	uc.MS = float64(time.Since(t0).Microseconds()) / 1000
-	uc.Output = strings.TrimSpace(out.String())
-	if cmd.ProcessState != nil {
-		uc.Exit = cmd.ProcessState.ExitCode()
-	} else if err != nil {
-		uc.Exit, uc.Output = -1, fmt.Sprintf("%s%v", uc.Output, err)
-	}
+	uc := hostview.Call(ctx, exec.Command(argv[0], argv[1:]...), d.run, AftermathBound)
+	uc.Step, uc.What, uc.Output = step, what, strings.TrimSpace(uc.Output)
 	a.Calls = append(a.Calls, uc)
 	return len(a.Calls) - 1
 }

@@ -106,6 +106,21 @@ type Look struct {
 	Unmatched []string       `json:"unmatched,omitempty"` // output lines the parser did not read
 }
 
+// Still reports whether the host held still during the look: no workload
+// read both before and after the call changed between running and not.
+func (l Look) Still() bool {
+	pre := map[string]string{}
+	for _, h := range l.HostPre {
+		pre[h.Name] = h.State()
+	}
+	for _, h := range l.HostPost {
+		if s, ok := pre[h.Name]; ok && s != h.State() {
+			return false
+		}
+	}
+	return true
+}
+
 // Reported is one workload as the supervisor's list names it.
 type Reported struct {
 	Name  string `json:"name"`

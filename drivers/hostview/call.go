@@ -1,0 +1,76 @@
+package hostview
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"faultwin/internal/model"
+)
+
+// maxOutput bounds what a call's record keeps of its output.
+const maxOutput = 1 << 20
+
+// Call runs cmd, one call of a user's recovery after a crash, bounded:
+// still running at bound, it is recorded with the processes it left
+// waiting (Stuck) and killed with its whole process group (cmd must have
+// been made with Setpgid to own one). The record has the call's exit, its
+// signal, its time and its output.
+func Call(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) model.UserCall {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	uc := model.UserCall{Argv: cmd.Args}
+	kill := func() {
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		_ = cmd.Process.Kill()
+	}
+	t0 := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		timer := time.NewTimer(bound)
+		select {
+		case err = <-done:
+		case <-timer.C:
+			uc.TimedOut = true
+			uc.Stuck = Stuck(cmd.Process.Pid, run)
+			kill()
+			err = <-done
+		case <-ctx.Done():
+			kill()
+			err = <-done
+		}
+		timer.Stop()
+	}
+	uc.MS = float64(time.Since(t0).Microseconds()) / 1000
+	b := out.Bytes()
+	if len(b) > maxOutput {
+		b = b[len(b)-maxOutput:]
+	}
+	uc.Output = string(b)
+	if ps := cmd.ProcessState; ps != nil {
+		uc.Exit = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			uc.Signal = ws.Signal().String()
+		}
+	} else if err != nil {
+		uc.Exit, uc.Output = -1, uc.Output+err.Error()
+	}
+	return uc
+}
+
+// FirstRead reads a workload's identity once its payload has written one
+// (a payload writes at once; allow it within).
+func FirstRead(name string, loc Locate, within time.Duration) model.Workload {
+	w := Once(name, loc)
+	for deadline := time.Now().Add(within); w.Boot == "" && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		w = Once(name, loc)
+	}
+	return w
+}
