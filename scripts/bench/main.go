@@ -36,9 +36,11 @@ findmnt -J >/dev/null; ip -j link >/dev/null; nft -j list tables >/dev/null 2>&1
 ls -la /tmp/.X11-unix >/dev/null 2>&1; cat /proc/sys/net/ipv4/ip_forward >/dev/null`
 
 // supervisorSteps are the steps of a window spent in the supervisor (its
-// preparation, the operation, its death, its user's recovery and its own
-// sweeps); everything else is the harness's.
-var supervisorSteps = []string{"prepare", "trigger", "reap", "aftermath", "sweep1", "sweep2", "recover", "reuse"}
+// preparation, the operation, its death, its user's recovery, its own
+// sweeps, a recovery window's restart, identity reads and fresh run);
+// everything else is the harness's.
+var supervisorSteps = []string{"prepare", "trigger", "reap", "aftermath", "sweep1", "sweep2", "recover",
+	"identity_before", "reuse_probe"}
 
 func main() {
 	stateRoot := flag.String("state-root", "/var/lib/faultwin/state", "state root the snapshots read")
