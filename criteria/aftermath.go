@@ -8,25 +8,22 @@ import (
 	"faultwin/internal/model"
 )
 
-// aftermathGaps says why a window's aftermath cannot be judged by id; ok is
-// false when the criterion instead does not apply (its reason in na).
-func aftermathGaps(in Input, id string) (gaps []string, na string) {
+// aftermathJudge starts judging criterion id of the window's aftermath. A
+// criterion that does not apply to the window comes back as its result (it
+// holds, and says why); otherwise the judge carries the gaps of a missing
+// or broken aftermath.
+func aftermathJudge(in Input, id string) (*judge, *Result) {
+	j := &judge{id: id}
 	a := in.Aftermath
 	switch {
 	case a == nil:
-		return []string{"no aftermath recorded: the user's recovery was never run"}, ""
+		j.gap("no aftermath recorded: the user's recovery was never run")
 	case a.NotApplicable[id] != "":
-		return nil, a.NotApplicable[id]
+		return nil, &Result{ID: id, Judged: true, Pass: true, Summary: "does not apply: " + a.NotApplicable[id]}
 	case a.Err != "":
-		return []string{"the user's recovery broke: " + a.Err}, ""
+		j.gap("the user's recovery broke: " + a.Err)
 	}
-	return nil, ""
-}
-
-// notApplicable is the result of a criterion that does not apply to the
-// window, with why: it holds, and says so.
-func notApplicable(id, why string) Result {
-	return Result{ID: id, Judged: true, Pass: true, Summary: "does not apply: " + why}
+	return j, nil
 }
 
 // workload returns the named workload of ws.
@@ -84,12 +81,10 @@ func identityText(w model.Workload) string {
 // the supervisor must have said so: the call that decided the outcome
 // failed with a message. Loss that no call reports is false.
 func u1(c *ctx) Result {
-	j := &judge{id: model.U1}
-	gaps, na := aftermathGaps(c.in, model.U1)
-	if na != "" {
-		return notApplicable(model.U1, na)
+	j, na := aftermathJudge(c.in, model.U1)
+	if na != nil {
+		return *na
 	}
-	j.gap(gaps...)
 	a := c.in.Aftermath
 	if len(j.gaps) == 0 && a.Expect == "" {
 		j.gap("the aftermath names no expected outcome")
@@ -156,12 +151,10 @@ func u1(c *ctx) Result {
 // answered. Any other call that fails promptly has answered: "no such
 // container" is an answer.
 func u2(c *ctx) Result {
-	j := &judge{id: model.U2}
-	gaps, na := aftermathGaps(c.in, model.U2)
-	if na != "" {
-		return notApplicable(model.U2, na)
+	j, na := aftermathJudge(c.in, model.U2)
+	if na != nil {
+		return *na
 	}
-	j.gap(gaps...)
 	if len(j.gaps) == 0 && len(c.in.Aftermath.Calls) == 0 {
 		j.gap("no call was made after the death")
 	}
@@ -222,12 +215,10 @@ func ints(xs []int) string {
 // look answered, nothing the supervisor says could be checked, and u3 is
 // false with U2.
 func u3(c *ctx) Result {
-	j := &judge{id: model.U3}
-	gaps, na := aftermathGaps(c.in, model.U3)
-	if na != "" {
-		return notApplicable(model.U3, na)
+	j, na := aftermathJudge(c.in, model.U3)
+	if na != nil {
+		return *na
 	}
-	j.gap(gaps...)
 	if len(j.gaps) > 0 {
 		return j.result("", nil)
 	}
