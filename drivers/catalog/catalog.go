@@ -174,13 +174,20 @@ func LastResort(name string) (emptyTables []string, ok bool) {
 // the process's).
 func HostChecks(ctx context.Context, path string) []drivers.Prerequisite {
 	var out []drivers.Prerequisite
+	seen := map[string]bool{}
 	for _, name := range Names() {
 		d, err := New(name, Options{})
 		if err != nil {
 			continue
 		}
 		if hc, ok := d.(drivers.HostChecker); ok {
-			out = append(out, hc.CheckHost(ctx, path)...)
+			// Supervisors share tools (runc, busybox): one check each.
+			for _, p := range hc.CheckHost(ctx, path) {
+				if !seen[p.Name] {
+					seen[p.Name] = true
+					out = append(out, p)
+				}
+			}
 		}
 		_ = d.Close()
 	}

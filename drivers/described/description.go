@@ -89,15 +89,19 @@ type Operation struct {
 }
 
 // Phase is one phase of an operation and the evidence that it began: a
-// role appeared, a role is gone, a role forked, or a process of the run
-// joined a cgroup matching a glob ("{run}" and other placeholders expand).
+// role appeared, a role is gone, a role forked, a process of the run
+// joined a cgroup matching a glob, or a mount point matching a glob
+// appeared ("{run}" and other placeholders expand).
 type Phase struct {
 	Name     string `yaml:"name"`
 	Appeared string `yaml:"appeared"`
 	Gone     string `yaml:"gone"`
 	Forked   string `yaml:"forked"`
 	Cgroup   string `yaml:"cgroup"`
-	Desc     string `yaml:"desc"`
+	// Mounted: a new mount point matching this path glob ("{state}/netns/*"):
+	// a step that leaves a mount and no process.
+	Mounted string `yaml:"mounted"`
+	Desc    string `yaml:"desc"`
 }
 
 // Needs is the least precondition an operation acts on.
@@ -469,11 +473,18 @@ func (c *checker) phases(d *Description, field string, phases []Phase, vars []st
 				c.addf(f+".cgroup", "%q: give the cgroup path glob from its root, like /faultwin/{run}/libpod-*", ph.Cgroup)
 			}
 		}
+		if ph.Mounted != "" {
+			kinds++
+			c.command(f+".mounted", Command{ph.Mounted}, vars, false)
+			if !strings.HasPrefix(ph.Mounted, "/") && !strings.HasPrefix(ph.Mounted, "{") {
+				c.addf(f+".mounted", "%q: give the mount point's path glob from the root, like {state}/netns/*", ph.Mounted)
+			}
+		}
 		if kinds > 1 {
-			c.addf(f, "gives %d kinds of evidence; a phase is entered by one (appeared, gone, forked or cgroup)", kinds)
+			c.addf(f, "gives %d kinds of evidence; a phase is entered by one (appeared, gone, forked, cgroup or mounted)", kinds)
 		}
 		if kinds == 0 && i > 0 {
-			c.addf(f, "no evidence: only the first phase is entered at the operation's start; give appeared, gone, forked or cgroup")
+			c.addf(f, "no evidence: only the first phase is entered at the operation's start; give appeared, gone, forked, cgroup or mounted")
 		}
 	}
 }

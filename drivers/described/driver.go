@@ -333,11 +333,14 @@ func (d *Driver) roles() []triggers.Role {
 func (d *Driver) phases(op string) []triggers.Phase {
 	var out []triggers.Phase
 	for _, ph := range d.desc.Operations[op].Phases {
-		cg := ""
+		cg, mnt := "", ""
 		if ph.Cgroup != "" {
 			cg = d.expand(Command{ph.Cgroup}, 1)[0]
 		}
-		out = append(out, triggers.Phase{Name: ph.Name, Appeared: ph.Appeared, Gone: ph.Gone, Forked: ph.Forked, Cgroup: cg})
+		if ph.Mounted != "" {
+			mnt = d.expand(Command{ph.Mounted}, 1)[0]
+		}
+		out = append(out, triggers.Phase{Name: ph.Name, Appeared: ph.Appeared, Gone: ph.Gone, Forked: ph.Forked, Cgroup: cg, Mounted: mnt})
 	}
 	return out
 }

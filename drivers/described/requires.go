@@ -37,6 +37,9 @@ type Requirement struct {
 	// Package names what provides it, for the fix ("Debian package
 	// podman").
 	Package string `yaml:"package"`
+	// Install says how to get it when no Debian package provides it
+	// ("make deps (go install sigs.k8s.io/cri-tools/cmd/crictl)").
+	Install string `yaml:"install"`
 }
 
 // requires checks the requires: list.
@@ -46,6 +49,8 @@ func (c *checker) requires(rs []Requirement) {
 		switch {
 		case (r.Command == "") == (len(r.Files) == 0):
 			c.addf(f, "give either command (looked up on PATH) or files (absolute paths, the first executable one counts)")
+		case r.Package != "" && r.Install != "":
+			c.addf(f, "give package (a Debian package) or install (how else to get it), not both")
 		case strings.Contains(r.Command, "/"):
 			c.addf(f+".command", "%q: name a command on PATH; an absolute path goes under files", r.Command)
 		}
@@ -114,8 +119,11 @@ func (d *Description) CheckHost(ctx context.Context, path string) []drivers.Prer
 
 func (d *Description) checkRequirement(ctx context.Context, r Requirement, dirs []string) drivers.Prerequisite {
 	p := drivers.Prerequisite{Name: r.label()}
-	if r.Package != "" {
+	switch {
+	case r.Package != "":
 		p.Fix = "Debian package " + r.Package
+	case r.Install != "":
+		p.Fix = r.Install
 	}
 	var file string
 	if r.Command != "" {

@@ -3,9 +3,12 @@ package triggers
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"faultwin/internal/model"
 )
@@ -28,10 +31,13 @@ func checkPhases(p Plan, roles map[string]int) error {
 				return fmt.Errorf("%w: phase %q names role %q, which the plan has not", ErrPlan, ph.Name, r)
 			}
 		}
-		if ph.Cgroup != "" {
+		for _, g := range []struct{ kind, glob string }{{"cgroup", ph.Cgroup}, {"mounted", ph.Mounted}} {
+			if g.glob == "" {
+				continue
+			}
 			n++
-			if _, err := path.Match(ph.Cgroup, "/"); err != nil || !path.IsAbs(ph.Cgroup) {
-				return fmt.Errorf("%w: phase %q: cgroup %q is not an absolute path.Match glob", ErrPlan, ph.Name, ph.Cgroup)
+			if _, err := path.Match(g.glob, "/"); err != nil || !path.IsAbs(g.glob) {
+				return fmt.Errorf("%w: phase %q: %s %q is not an absolute path.Match glob", ErrPlan, ph.Name, g.kind, g.glob)
 			}
 		}
 		if n > 1 {
@@ -51,12 +57,16 @@ type phaseState struct {
 	at    []time.Time // zero until entered
 	why   []string
 	order []int // phase indexes in the order they were entered
+	// premounted holds, per Mounted phase, the mount points matching its
+	// glob at the first tick: they were there before the watch began.
+	premounted []map[string]bool
 }
 
 // newPhaseState resolves each phase's role once; checkPhases has made sure
 // every role named exists.
 func newPhaseState(phases []Phase, roles []Role) phaseState {
-	ps := phaseState{defs: phases, role: make([]int, len(phases)), at: make([]time.Time, len(phases)), why: make([]string, len(phases))}
+	ps := phaseState{defs: phases, role: make([]int, len(phases)), at: make([]time.Time, len(phases)), why: make([]string, len(phases)),
+		premounted: make([]map[string]bool, len(phases))}
 	for i, d := range phases {
 		name := d.Appeared + d.Gone + d.Forked // at most one is set
 		ps.role[i] = slices.IndexFunc(roles, func(r Role) bool { return r.Name == name && name != "" })
@@ -99,6 +109,21 @@ func (s *scanner) phases(now, start time.Time) {
 				}
 				if cg, ok := s.cgroupMatch(p.id.PID, d.Cgroup); ok {
 					s.enter(i, now, fmt.Sprintf("%s pid %d in cgroup %s", p.comm, p.id.PID, cg))
+					break
+				}
+			}
+		case d.Mounted != "":
+			mounted := mountsMatching(d.Mounted)
+			if ps.premounted[i] == nil {
+				ps.premounted[i] = map[string]bool{}
+				for _, m := range mounted {
+					ps.premounted[i][m] = true
+				}
+				continue
+			}
+			for _, m := range mounted {
+				if !ps.premounted[i][m] {
+					s.enter(i, now, "mount point "+m+" appeared")
 					break
 				}
 			}
@@ -157,4 +182,22 @@ func (s *scanner) cgroupMatch(pid int, glob string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// mountsMatching returns the paths matching glob that are mount points: on
+// another device than their directory. A bind-mounted namespace file is on
+// nsfs; the empty file it is bound to, before the bind, is not.
+func mountsMatching(glob string) []string {
+	paths, _ := filepath.Glob(glob)
+	var out []string
+	var st, dir unix.Stat_t
+	for _, p := range paths {
+		if unix.Lstat(p, &st) != nil || unix.Stat(filepath.Dir(p), &dir) != nil {
+			continue
+		}
+		if st.Dev != dir.Dev {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"faultwin/internal/hosttest"
 	"faultwin/internal/model"
 )
 
@@ -176,6 +179,8 @@ func TestCheckPhases(t *testing.T) {
 		{"two kinds", Plan{Phases: []Phase{{Name: "a", Appeared: "criu", Gone: "criu"}}}},
 		{"repeated", Plan{Phases: []Phase{{Name: "a"}, {Name: "a"}}}},
 		{"relative cgroup", Plan{Phases: []Phase{{Name: "a", Cgroup: "faultwin/*"}}}},
+		{"relative mounted", Plan{Phases: []Phase{{Name: "a", Mounted: "netns/*"}}}},
+		{"cgroup and mounted", Plan{Phases: []Phase{{Name: "a", Cgroup: "/f/*", Mounted: "/n/*"}}}},
 		{"watch phase unknown", Plan{Phases: []Phase{{Name: "a"}}, WatchPhase: "b"}},
 	} {
 		if err := checkPhases(c.p, roles); err == nil {
@@ -189,4 +194,44 @@ func TestCheckPhases(t *testing.T) {
 
 func (s *scanner) roleIndex(name string) int {
 	return slices.IndexFunc(s.roles, func(r Role) bool { return r.Name == name })
+}
+
+// A mounted phase is entered by a new mount point matching its glob, not by
+// a plain file of that name (the bind target before the bind) nor by a
+// mount there before the watch began.
+func TestMountedPhase(t *testing.T) {
+	hosttest.Need(t, "mounts tmpfs")
+	dir := t.TempDir()
+	old, file, mnt := filepath.Join(dir, "ns-old"), filepath.Join(dir, "ns-new"), filepath.Join(dir, "other")
+	for _, d := range []string{old, file, mnt} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mount := func(p string) {
+		if err := unix.Mount("tmpfs", p, "tmpfs", 0, "size=64k"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Unmount(p, unix.MNT_DETACH) })
+	}
+	mount(old)
+	phases := []Phase{{Name: "start"}, {Name: "netns", Mounted: filepath.Join(dir, "ns-*")}}
+	start := time.Now()
+	s, err := newScanner("/proc", "", model.PID{PID: os.Getpid()}, nil, phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	tick(t, s, start)
+	mount(mnt) // mounted, but not a name the glob matches
+	tick(t, s, start)
+	if got := s.landing(); got.Phase != "start" {
+		t.Fatalf("landing %+v before any new matching mount, want start", got)
+	}
+	mount(file)
+	tick(t, s, start)
+	got := s.landing()
+	if got.Phase != "netns" || got.Seen[1].Evidence != "mount point "+file+" appeared" {
+		t.Fatalf("landing %+v, want netns entered by %s", got, file)
+	}
 }

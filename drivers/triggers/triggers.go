@@ -76,6 +76,11 @@ type Phase struct {
 	// path.Match glob ("/faultwin/r1/libpod-*"), that was not already there
 	// when the watch began.
 	Cgroup string
+	// Mounted: a mount point whose path matches this path.Match glob, that
+	// was not mounted when the watch began ("/s/netns/cni-*"). What some
+	// steps make is a mount and no process: a network namespace bound to a
+	// file before the supervisor records it.
+	Mounted string
 }
 
 // maxRoles is how many roles a plan may have: a process's roles are bits.
