@@ -170,5 +170,12 @@ mutants: build hostcheck $(GINKGO)
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter=mutant \
 	  --output-dir=$(OUT) --junit-report=mutants-junit.xml ./windows/mutants
 
+## image: localhost/faultwin:nightly, what the nightly soak's pods run (deploy/image/build.sh: a debootstrap
+## base imported into podman and kept, then HEAD's clone built with make build, CRIU 4.2.1 and the runtime
+## packages); docs/soak.md, "The image"
+.PHONY: image
+image:
+	deploy/image/build.sh
+
 clean:
 	rm -rf $(BIN) $(OUT)

@@ -21,6 +21,8 @@ packages=(
   containerd
   # ssh-keygen signs and verifies sealed sessions (faultwin sign, --signers)
   openssh-client
+  # make image: the Debian rootfs its base is imported from (deploy/image)
+  debootstrap
 )
 
 missing=()
