@@ -3,6 +3,7 @@ package criteria
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"faultwin/internal/model"
 	"faultwin/snapshots"
@@ -12,6 +13,12 @@ import (
 type Owned struct {
 	Process snapshots.Process `json:"process"`
 	Why     []string          `json:"why"`
+	// Via names what a process with no mark of its own was tied through:
+	// a pid (a namespace mate, its pid namespace's init, its parent) or a
+	// mount point (a run filesystem, a pinned namespace, a mount namespace
+	// holding a run's mount). The sweep uses it to name the run.
+	Via      int    `json:"-"`
+	ViaMount string `json:"-"`
 }
 
 // Reasons a process is of the run, in the order they are reported.
@@ -37,7 +44,9 @@ const (
 //   - cwd, root or an open file under sc.StateDir by path components;
 //   - a cgroup of the run (".../faultwin/<run>/...");
 //   - and then, through owners: membership of an owned pid namespace or
-//     mount namespace, and zombies of owned parents.
+//     mount namespace or of a namespace of another kind the run made or
+//     pinned, a file open or mapped on a run filesystem, and zombies of
+//     owned parents.
 //
 // Decoys, by (pid, start) in d or by their Decoy flag, are never of the run:
 // counting the harness's own decoys is the classic harness defect.
@@ -61,23 +70,44 @@ func OfRun(s snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) []Owned {
 //     ownedMount accepts (a host process that entered a session's mount
 //     namespace carries no tag of its own);
 //   - is a zombie whose parent is owned (a zombie has no argv, environment
-//     or files left to match).
+//     or files left to match);
+//   - holds a file open or mapped on a run filesystem (a tmpfs or overlay
+//     of its own mounted where ownedMount accepts), by device and inode;
+//   - lives in a namespace (any kind) that an nsfs mount ownedMount
+//     accepts pins, or in a net, ipc, uts, cgroup, user or time namespace
+//     other than the host's whose oldest member is owned (ties.go).
 //
-// skip excludes processes (decoys) from every rule.
+// The last two need what rows record since they were added (HostNS, Dev,
+// Pins, Held); older rows judge as before. skip excludes processes
+// (decoys) from every rule.
 func owners(s snapshots.Snapshot, direct func(snapshots.Process) []string,
 	ownedMount func(snapshots.Mount) bool, skip func(snapshots.Process) bool) []Owned {
 	why := make([][]string, len(s.Processes))
+	via := make([]int, len(s.Processes))
+	viaMount := make([]string, len(s.Processes))
 	byPID := map[int]int{}
+	t := newTies(s, ownedMount)
 	for i, p := range s.Processes {
 		byPID[p.PID] = i
 		why[i] = direct(p)
+		if !skip(p) {
+			why[i] = append(why[i], t.heldReasons(p)...)
+		}
 	}
 	mntns := map[uint64]string{}
+	mntAt := map[uint64]string{}
 	for _, m := range s.Mounts {
 		if m.Foreign && m.NS != 0 && ownedMount(m) {
 			if _, seen := mntns[m.NS]; !seen {
 				mntns[m.NS] = "mount ns holds " + cleanPath(m.MountPoint)
+				mntAt[m.NS] = cleanPath(m.MountPoint)
 			}
+		}
+	}
+	// tie records the first tie of a process with no mark of its own.
+	tie := func(i, pid int, mp string) {
+		if via[i] == 0 && viaMount[i] == "" {
+			via[i], viaMount[i] = pid, mp
 		}
 	}
 	for changed := true; changed; {
@@ -97,6 +127,7 @@ func owners(s snapshots.Snapshot, direct func(snapshots.Process) []string,
 				}
 			}
 		}
+		nsOwned := t.ownedNS(s, why, skip)
 		for i, p := range s.Processes {
 			if skip(p) {
 				continue
@@ -109,22 +140,42 @@ func owners(s snapshots.Snapshot, direct func(snapshots.Process) []string,
 			}
 			if init, ok := inits[p.NS["pid"]]; ok && init != p.PID {
 				add(whyPidNS + strconv.Itoa(init))
+				tie(i, init, "")
 			}
 			if r, ok := mntns[p.NS["mnt"]]; ok && p.NS["mnt"] != 0 && len(why[i]) == 0 {
 				add(r)
+				tie(i, pidIn(r, whyMntNS), mntAt[p.NS["mnt"]])
 			}
 			if j, ok := byPID[p.PPID]; ok && p.Zombie() && len(why[i]) == 0 && len(why[j]) > 0 {
 				add(whyZombieOf + strconv.Itoa(p.PPID))
+				tie(i, p.PPID, "")
+			}
+			if len(why[i]) == 0 {
+				if r := t.nsReason(p, nsOwned); r != "" {
+					add(r)
+					_, mp, _ := strings.Cut(r, " bound at ")
+					tie(i, pidIn(r, " of pid "), mp)
+				}
 			}
 		}
 	}
 	var out []Owned
 	for i, p := range s.Processes {
 		if len(why[i]) > 0 && !skip(p) {
-			out = append(out, Owned{Process: p, Why: why[i]})
+			out = append(out, Owned{Process: p, Why: why[i], Via: via[i], ViaMount: viaMount[i]})
 		}
 	}
 	return out
+}
+
+// pidIn reads the pid after marker in a reason ("net ns of pid 12"), or 0.
+func pidIn(reason, marker string) int {
+	_, rest, ok := strings.Cut(reason, marker)
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest)
+	return n
 }
 
 // isNSInit reports whether p is the init of a pid namespace other than the

@@ -12,18 +12,21 @@ import (
 
 // Process is one host process that could belong to a faultwin run.
 type Process struct {
-	PID       int               `json:"pid"`
-	StartTime uint64            `json:"start"` // field 22 of /proc/<pid>/stat
-	PPID      int               `json:"ppid"`
-	State     string            `json:"state"` // "R", "S", "D", "Z", ...
-	Comm      string            `json:"comm"`
-	Argv      []string          `json:"argv,omitempty"`
-	RunEnv    string            `json:"run_env,omitempty"` // value of FAULTWIN_RUN in its environment
-	Cwd       string            `json:"cwd,omitempty"`
-	Root      string            `json:"root,omitempty"`
-	Files     []string          `json:"files,omitempty"` // open file paths inside the snapshot's roots
-	NS        map[string]uint64 `json:"ns,omitempty"`    // "pid", "mnt", "net" -> namespace inode
-	NSpid     []int             `json:"nspid,omitempty"` // pids from the host's pidns inward
+	PID       int      `json:"pid"`
+	StartTime uint64   `json:"start"` // field 22 of /proc/<pid>/stat
+	PPID      int      `json:"ppid"`
+	State     string   `json:"state"` // "R", "S", "D", "Z", ...
+	Comm      string   `json:"comm"`
+	Argv      []string `json:"argv,omitempty"`
+	RunEnv    string   `json:"run_env,omitempty"` // value of FAULTWIN_RUN in its environment
+	Cwd       string   `json:"cwd,omitempty"`
+	Root      string   `json:"root,omitempty"`
+	Files     []string `json:"files,omitempty"` // open file paths inside the snapshot's roots
+	// NS maps a namespace kind to its inode: "pid", "mnt" and "net" always;
+	// "ipc", "uts", "cgroup", "user" and "time" only when not the host's
+	// (Snapshot.HostNS), which keeps a row small.
+	NS    map[string]uint64 `json:"ns,omitempty"`
+	NSpid []int             `json:"nspid,omitempty"` // pids from the host's pidns inward
 	// Cgroups are the process's cgroup paths that lie in a faultwin cgroup
 	// ("/faultwin/<run>/<session>"), one per hierarchy, as /proc/<pid>/cgroup
 	// names them.
@@ -34,6 +37,19 @@ type Process struct {
 	// took its SIGKILL but waits, e.g. as a pid namespace's init for the
 	// namespace's other tasks; its memory and namespaces are already gone.
 	Exiting bool `json:"exiting,omitempty"`
+	// Held are the files the process has open or mapped on a run's own
+	// filesystem (a Mount with Dev), by device and inode: a path lies when
+	// the file was renamed or deleted, or is reached through a bind or
+	// from another mount namespace.
+	Held []Held `json:"held,omitempty"`
+}
+
+// Held is one open file or memory mapping, by device ("major:minor" as
+// mountinfo spells it) and inode.
+type Held struct {
+	Dev string `json:"dev"`
+	Ino uint64 `json:"ino"`
+	Map bool   `json:"map,omitempty"` // a mapping, not a file descriptor
 }
 
 // ID returns the reuse-proof identity of p.
@@ -55,6 +71,14 @@ type Mount struct {
 	Foreign    bool   `json:"foreign"`       // not the harness's own mount namespace
 	SeenVia    int    `json:"via,omitempty"` // pid whose mountinfo showed it (foreign only)
 	Decoy      bool   `json:"decoy,omitempty"`
+	// Dev ("major:minor") is set for a tmpfs or overlay mounted whole in
+	// scope that is its filesystem's first mount: files held there are
+	// the run's whatever path reaches them. A host filesystem bound into
+	// scope never gets it.
+	Dev string `json:"dev,omitempty"`
+	// Pins is set for an nsfs mount, the namespace it keeps alive as the
+	// kernel names it ("net:[4026532282]").
+	Pins string `json:"pins,omitempty"`
 }
 
 // Link is a network interface of the host network namespace.
@@ -100,6 +124,10 @@ type Snapshot struct {
 	Sysctls   map[string]string `json:"sysctls"`
 	Cgroups   []string          `json:"cgroups"` // cgroup directories named for faultwin or criu
 	Extra     []File            `json:"extra"`   // files under Roots.Extra (the decoys' own files)
+	// HostNS are the inodes of the namespaces (every kind) of the capturing
+	// harness and of pid 1: a namespace among them is never a run's. Rows
+	// from before it have none, and their namespace ties stay pid and mnt.
+	HostNS []uint64 `json:"host_ns,omitempty"`
 	// Incomplete lists what could not be read; criteria refuse to judge an
 	// incomplete snapshot rather than pass on missing evidence.
 	Incomplete []string `json:"incomplete,omitempty"`

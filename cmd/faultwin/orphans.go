@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -24,7 +25,7 @@ import (
 // no supervisor sweep can, since the ledger went with the directory. It acts
 // only on what the ownership rules tie to a faultwin run (an argv or
 // environment tag, a faultwin cgroup, or membership of such a process's pid
-// or mount namespace), kills each by (pid, start time) through a pidfd, and
+// or mount namespace or another namespace or a file it held, see criteria), kills each by (pid, start time) through a pidfd, and
 // removes only empty cgroup directories of those runs. A process it cannot
 // tie to a run (a criu with no tag) is named and left.
 func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
@@ -38,7 +39,7 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 		return err == nil && fi.IsDir()
 	}
 	owned := criteria.LeftoverProcesses(s, roots)
-	runOf := attributeRuns(s, owned)
+	runOf := attributeRuns(s, owned, root)
 	var errs []error
 	var killed []snapshots.Process
 	for _, o := range owned {
@@ -78,14 +79,17 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 }
 
 // attributeRuns names the run of every owned process: by its own marks, or
-// else by the pid namespace init, the mount namespace mate or the parent it
-// was owned through.
-func attributeRuns(s snapshots.Snapshot, owned []criteria.Owned) map[model.PID]string {
+// else by the run dir of the mount it was tied through (a run filesystem,
+// a pinned namespace), or by the process it was tied through (a namespace
+// mate, its pid namespace's init, its parent).
+func attributeRuns(s snapshots.Snapshot, owned []criteria.Owned, root string) map[model.PID]string {
 	runOf := map[model.PID]string{}
 	byPID := map[int]snapshots.Process{}
 	for _, o := range owned {
 		byPID[o.Process.PID] = o.Process
 		if run := criteria.RunOf(o.Process); run != "" {
+			runOf[o.Process.ID()] = run
+		} else if run := runOfPath(o.ViaMount, root); run != "" {
 			runOf[o.Process.ID()] = run
 		}
 	}
@@ -94,6 +98,10 @@ func attributeRuns(s snapshots.Snapshot, owned []criteria.Owned) map[model.PID]s
 		for _, o := range owned {
 			p := o.Process
 			if runOf[p.ID()] != "" {
+				continue
+			}
+			if v, ok := byPID[o.Via]; ok && runOf[v.ID()] != "" {
+				runOf[p.ID()], changed = runOf[v.ID()], true
 				continue
 			}
 			for _, q := range owned {
@@ -111,4 +119,15 @@ func attributeRuns(s snapshots.Snapshot, owned []criteria.Owned) map[model.PID]s
 		}
 	}
 	return runOf
+}
+
+// runOfPath names the run whose state dir holds p: its first component
+// below the state root.
+func runOfPath(p, root string) string {
+	if p == "" || !model.Below(p, root) {
+		return ""
+	}
+	rest := strings.TrimPrefix(path.Clean(p), path.Clean(root)+"/")
+	run, _, _ := strings.Cut(rest, "/")
+	return run
 }

@@ -18,3 +18,16 @@ func BenchmarkCapture(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCaptureCleanRoot measures a capture whose state root holds no
+// run: what a preflight on a clean host pays, whatever else runs here.
+func BenchmarkCaptureCleanRoot(b *testing.B) {
+	needRoot(b)
+	roots := snapshots.DefaultRoots(b.TempDir())
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := Capture(ctx, "bench", roots, snapshots.Decoys{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -199,7 +199,7 @@ func TestFakeNetnsMounts(t *testing.T) {
 	roots.Netns = []string{"/run/netns/netns-*"}
 	inc := &incomplete{}
 	var got []string
-	for _, m := range captureMounts("testdata/proc", ps.self, procs, roots, fakeDecoys, inc) {
+	for _, m := range captureMounts("testdata/proc", ps.self, procs, roots, fakeDecoys, newRunFS(), inc) {
 		s := m.MountPoint + " " + m.FSType
 		if m.Foreign {
 			s += " foreign"

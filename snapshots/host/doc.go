@@ -16,6 +16,13 @@
 //   - it is a decoy (pid, and start time when given, in Decoys.Processes);
 //   - it lives in another pid namespace whose init (NSpid ending in 1) is
 //     recorded;
+//   - it holds a file open or mapped on a run filesystem (a tmpfs or
+//     overlay mounted whole in scope, first there; Held lists them by
+//     device and inode), read only while such a filesystem is mounted;
+//   - it lives in a net, ipc, uts, cgroup, user or time namespace, other
+//     than the harness's and pid 1's, that a recorded process lives in, or
+//     in a namespace an nsfs mount in scope pins; a kind is read for every
+//     process only while a recorded process has a foreign one of it;
 //   - it is a zombie whose parent is recorded (a zombie has no argv,
 //     environment, cwd or files left to match);
 //   - it could not be read fully (Unreadable says what and why): it cannot

@@ -112,7 +112,7 @@ func TestFakeProcScoping(t *testing.T) {
 func TestFakeMounts(t *testing.T) {
 	procs, ps, _ := fakeProcs(t)
 	inc := &incomplete{}
-	ms := captureMounts("testdata/proc", ps.self, procs, fakeRoots, fakeDecoys, inc)
+	ms := captureMounts("testdata/proc", ps.self, procs, fakeRoots, fakeDecoys, newRunFS(), inc)
 	if len(inc.reasons) != 0 {
 		t.Errorf("incomplete: %q", inc.reasons)
 	}
@@ -217,7 +217,7 @@ func TestMountsOfANamespaceWhoseProcessExited(t *testing.T) {
 		{PID: 303, StartTime: 3030, NS: map[string]uint64{"mnt": 9}},
 	}
 	inc := &incomplete{}
-	ms := captureMounts(root, selfNS{mnt: 1}, procs, fakeRoots, snapshots.Decoys{}, inc)
+	ms := captureMounts(root, selfNS{mnt: 1}, procs, fakeRoots, snapshots.Decoys{}, newRunFS(), inc)
 	if len(ms) != 0 {
 		t.Errorf("mounts %+v", ms)
 	}

@@ -67,9 +67,21 @@ func (h Host) Capture(ctx context.Context, label string, roots snapshots.Roots, 
 		return s, fmt.Errorf("capturing processes: %w", err)
 	}
 	s.Processes = procs
+	s.HostNS = ps.hostNS()
 
 	steps := []func(){
-		func() { s.Mounts = captureMounts(h.procRoot(), ps.self, procs, roots, decoys, inc) },
+		func() {
+			known, first := ps.runFS.size(), &incomplete{}
+			s.Mounts = captureMounts(h.procRoot(), ps.self, procs, roots, decoys, ps.runFS, first)
+			if ps.runFS.size() == known {
+				inc.merge(first)
+				return
+			}
+			// A foreign table named a run filesystem or pin the scan did
+			// not know: look for its holders, then read the mounts again.
+			s.Processes = ps.rescan()
+			s.Mounts = captureMounts(h.procRoot(), ps.self, s.Processes, roots, decoys, ps.runFS, inc)
+		},
 		func() { s.Links = captureLinks(roots, inc) },
 		func() {
 			s.Tables = append(captureHostTables(roots, inc), captureNetnsTables(h.procRoot(), ps.self.net, ps.netns, roots, inc)...)
@@ -102,6 +114,12 @@ func (i *incomplete) add(format string, args ...any) {
 // criteria judge a snapshot with notes.
 func (i *incomplete) note(format string, args ...any) {
 	i.notes = append(i.notes, fmt.Sprintf(format, args...))
+}
+
+// merge adds what o collected.
+func (i *incomplete) merge(o *incomplete) {
+	i.reasons = append(i.reasons, o.reasons...)
+	i.notes = append(i.notes, o.notes...)
 }
 
 func (i *incomplete) list() []string {

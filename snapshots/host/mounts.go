@@ -21,20 +21,29 @@ import (
 // in-scope process living there. Sorted host first, then by namespace,
 // mount point and id.
 // Equivalent to: findmnt -rn -o ID,PARENT,TARGET,FSTYPE,SOURCE [-N <pid>].
-func captureMounts(root string, self selfNS, procs []snapshots.Process, roots snapshots.Roots, decoys snapshots.Decoys, inc *incomplete) []snapshots.Mount {
+//
+// Every table read adds to fs the run filesystems and pins it shows; a
+// mount of a run filesystem gets its Dev.
+func captureMounts(root string, self selfNS, procs []snapshots.Process, roots snapshots.Roots, decoys snapshots.Decoys, fs runFS, inc *incomplete) []snapshots.Mount {
 	decoy := map[string]bool{}
 	for _, d := range decoys.Mounts {
 		decoy[filepath.Clean(d)] = true
 	}
 	out := []snapshots.Mount{}
-	host, err := readMounts(filepath.Join(root, "self", "mountinfo"), roots, decoy)
-	if err != nil {
+	var devs []uint64 // out[i]'s device
+	var host []snapshots.Mount
+	var hostDevs []uint64
+	var err error
+	if fs.table != nil {
+		host, hostDevs = keepMounts(*fs.table, roots, decoy) // read once, by the process scan
+	} else if host, hostDevs, _, err = readMounts(filepath.Join(root, "self", "mountinfo"), roots, decoy); err != nil {
 		inc.add("mounts: own namespace: %v", err)
 	}
 	for _, m := range host {
 		m.NS = self.mnt
 		out = append(out, m)
 	}
+	devs = append(devs, hostDevs...)
 
 	// One process per foreign namespace is enough; if it exits before its
 	// mountinfo is read, the next one in that namespace is tried.
@@ -48,7 +57,7 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 		if ns == 0 || ns == self.mnt || done[ns] {
 			continue
 		}
-		ms, err := readMounts(filepath.Join(root, strconv.Itoa(p.PID), "mountinfo"), roots, decoy)
+		ms, msDevs, all, err := readMounts(filepath.Join(root, strconv.Itoa(p.PID), "mountinfo"), roots, decoy)
 		if err != nil {
 			failed[ns] = err
 			read[ns]++
@@ -62,6 +71,14 @@ func captureMounts(root string, self selfNS, procs []snapshots.Process, roots sn
 		for _, m := range ms {
 			m.NS, m.Foreign, m.SeenVia = ns, true, p.PID
 			out = append(out, m)
+		}
+		devs = append(devs, msDevs...)
+		procRoot := filepath.Join(root, strconv.Itoa(p.PID), "root")
+		fs.add(all, roots, func(mp string) string { return procRoot + mp })
+	}
+	for i := range out {
+		if fs.devs[devs[i]] {
+			out[i].Dev = devString(devs[i])
 		}
 	}
 	for _, ns := range slices.Sorted(maps.Keys(failed)) {
@@ -110,29 +127,45 @@ func exitedSince(root string, p snapshots.Process) bool {
 // readMounts parses one mountinfo file and keeps the mounts in scope: a
 // mount point under the roots or a CRIU leftover, a cgroup yard by mount
 // point or source, an exact decoy path, or a named netns matching a
-// roots.Netns glob (it pins its namespace after the run is gone).
-func readMounts(path string, roots snapshots.Roots, decoy map[string]bool) ([]snapshots.Mount, error) {
+// roots.Netns glob (it pins its namespace after the run is gone). It also
+// returns each kept mount's device and the whole table, which tells a run
+// filesystem from a host one bound into scope (runFS.add).
+func readMounts(path string, roots snapshots.Roots, decoy map[string]bool) ([]snapshots.Mount, []uint64, []*mountinfo.Info, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
-	infos, err := mountinfo.GetMountsFromReader(f, func(i *mountinfo.Info) (skip, stop bool) {
+	all, err := mountinfo.GetMountsFromReader(f, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, devs := keepMounts(all, roots, decoy)
+	return out, devs, all, nil
+}
+
+// keepMounts keeps the mounts of a table that are in scope, with their
+// devices.
+func keepMounts(all []*mountinfo.Info, roots snapshots.Roots, decoy map[string]bool) ([]snapshots.Mount, []uint64) {
+	var out []snapshots.Mount
+	var devs []uint64
+	for _, i := range all {
 		keep := roots.InScope(i.Mountpoint) || decoy[i.Mountpoint] ||
 			strings.Contains(i.Mountpoint, model.CgyardMarker) ||
 			strings.Contains(i.Source, model.CgyardMarker) ||
 			matchAny(roots.Netns, i.Mountpoint)
-		return !keep, false
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]snapshots.Mount, 0, len(infos))
-	for _, i := range infos {
-		out = append(out, snapshots.Mount{
+		if !keep {
+			continue
+		}
+		m := snapshots.Mount{
 			ID: i.ID, Parent: i.Parent, MountPoint: i.Mountpoint, FSType: i.FSType,
 			Source: i.Source, Decoy: decoy[i.Mountpoint],
-		})
+		}
+		if i.FSType == "nsfs" {
+			m.Pins = i.Root
+		}
+		out = append(out, m)
+		devs = append(devs, mkdev(i))
 	}
-	return out, nil
+	return out, devs
 }

@@ -37,6 +37,9 @@ type procScan struct {
 	// in, the first pid seen there: the tables of other namespaces are read
 	// through it without walking /proc again.
 	netns map[uint64]int
+	host  map[uint64]bool // the namespaces of the harness and of pid 1
+	runFS runFS           // the run filesystems and pinned namespaces known so far
+	cands []*candidate    // the last scan's, for rescan
 }
 
 // selfNS holds the harness's own namespaces, the "host" of a capture.
@@ -51,7 +54,8 @@ type candidate struct {
 	mntns   uint64
 	zombie  bool
 	include bool
-	nspid   bool // NSpid already read
+	nspid   bool              // NSpid already read
+	ns      map[string]uint64 // namespaces read so far, by kind (nsOf)
 }
 
 func newProcScan(root string, roots snapshots.Roots, decoys snapshots.Decoys) *procScan {
@@ -72,6 +76,10 @@ func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Proc
 	}
 	ps.fs = pfs
 	ps.readSelf(inc)
+	ps.readHostNS()
+	if ps.runFS, err = readRunFS(ps.root, ps.roots); err != nil {
+		inc.add("processes: own mount table: %v", err)
+	}
 	all, err := pfs.AllProcs()
 	if err != nil {
 		return nil, err
@@ -86,8 +94,31 @@ func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Proc
 		}
 	}
 	ps.decide(cands)
+	ps.cands = cands
+	return ps.emit(), nil
+}
+
+// rescan looks again, after a foreign mount table named run filesystems
+// or pinned namespaces the first pass did not know, for the processes
+// that hold or live in them, and returns the processes in scope now.
+func (ps *procScan) rescan() []snapshots.Process {
+	for _, c := range ps.cands {
+		if c.include || c.zombie || c.p.StartTime == 0 {
+			continue
+		}
+		if _, fds, err := ps.files(c.p.PID); err == nil {
+			c.p.Held = ps.held(c.p.PID, fds, c.mntns == ps.self.mnt)
+		}
+	}
+	ps.decide(ps.cands)
+	return ps.emit()
+}
+
+// emit completes and lists the processes in scope, sorted by (pid, start
+// time).
+func (ps *procScan) emit() []snapshots.Process {
 	out := []snapshots.Process{}
-	for _, c := range cands {
+	for _, c := range ps.cands {
 		if c.include && ps.complete(c) {
 			out = append(out, c.p)
 		}
@@ -98,7 +129,7 @@ func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Proc
 		}
 		return cmp.Compare(a.StartTime, b.StartTime)
 	})
-	return out, nil
+	return out
 }
 
 func (ps *procScan) readSelf(inc *incomplete) {
@@ -151,15 +182,19 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 		note("cwd", err)
 		c.p.Root, err = pr.RootDir()
 		note("root", err)
-		c.p.Files, err = ps.files(pr.PID)
+		var fds []fdRef
+		c.p.Files, fds, err = ps.files(pr.PID)
 		note("fd", err)
-		c.p.Cgroups = runCgroups(pr)
 		c.mntns, _ = readNS(ps.root, strconv.Itoa(pr.PID), "mnt")
-		if net, err := readNS(ps.root, strconv.Itoa(pr.PID), "net"); err == nil {
+		c.p.Held = ps.held(pr.PID, fds, c.mntns == ps.self.mnt)
+		c.p.Cgroups = runCgroups(pr)
+		net, err := readNS(ps.root, strconv.Itoa(pr.PID), "net")
+		if err == nil {
 			if _, seen := ps.netns[net]; !seen {
 				ps.netns[net] = pr.PID
 			}
 		}
+		c.ns = map[string]uint64{"mnt": c.mntns, "net": net}
 	}
 	c.pidns, err = readNS(ps.root, strconv.Itoa(pr.PID), "pid")
 	note("ns/pid", err)
@@ -208,26 +243,31 @@ func runCgroups(pr procfs.Proc) []string {
 	return out
 }
 
-// files returns the open file paths of pid that lie in scope.
+// fdRef is one descriptor that is a file: its number and its path as the
+// harness reads it.
+type fdRef struct{ fd, target string }
+
+// files returns the open file paths of pid that lie in scope, and the fds
+// that are files at all (a run filesystem's may be anywhere by path).
 // Equivalent to: ls -l /proc/<pid>/fd.
-func (ps *procScan) files(pid int) ([]string, error) {
+func (ps *procScan) files(pid int) (inScope []string, fds []fdRef, err error) {
 	dir := filepath.Join(ps.root, strconv.Itoa(pid), "fd")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
 	for _, e := range ents {
 		target, err := os.Readlink(filepath.Join(dir, e.Name()))
 		if err != nil || !strings.HasPrefix(target, "/") {
 			continue // closed meanwhile, or a socket, pipe or anon inode
 		}
-		if ps.roots.InScope(target) && !slices.Contains(out, target) {
-			out = append(out, target)
+		fds = append(fds, fdRef{e.Name(), target})
+		if ps.roots.InScope(target) && !slices.Contains(inScope, target) {
+			inScope = append(inScope, target)
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	slices.Sort(inScope)
+	return inScope, fds, nil
 }
 
 // decide applies the scoping rules: first those a process meets on its own,
@@ -253,6 +293,14 @@ func (ps *procScan) decide(cands []*candidate) {
 			}
 		}
 	}
+	ps.close(cands, byPID, inits)
+}
+
+// close applies the rules one process meets through another until nothing
+// changes: a pid namespace whose init is in scope, a foreign mount
+// namespace a process in scope lives in, a zombie's parent in scope, and a
+// foreign namespace of another kind shared or pinned (tieNS).
+func (ps *procScan) close(cands []*candidate, byPID map[int]*candidate, inits map[uint64]*candidate) {
 	// A mount namespace other than the harness's own is a run's when a
 	// process in scope lives in it: a host process that entered a
 	// session's mount namespace carries no tag of its own.
@@ -278,14 +326,17 @@ func (ps *procScan) decide(cands []*candidate) {
 				c.include, changed = true, true
 			}
 		}
+		if !changed {
+			changed = ps.tieNS(cands)
+		}
 	}
 }
 
 // direct reports whether p is in scope by its own facts: a run tag in argv,
-// the run variable in its environment, CRIU's name, a faultwin cgroup, or a
-// cwd, root or open file in scope.
+// the run variable in its environment, CRIU's name, a faultwin cgroup, a
+// cwd, root or open file in scope, or a file held on a run filesystem.
 func (ps *procScan) direct(p snapshots.Process) bool {
-	if p.Comm == model.CRIUComm || p.RunEnv != "" || len(p.Files) > 0 || len(p.Cgroups) > 0 {
+	if p.Comm == model.CRIUComm || p.RunEnv != "" || len(p.Files) > 0 || len(p.Cgroups) > 0 || len(p.Held) > 0 {
 		return true
 	}
 	if ps.roots.InScope(p.Cwd) || ps.roots.InScope(p.Root) {
@@ -354,6 +405,7 @@ func (ps *procScan) complete(c *candidate) bool {
 	if len(bad.order) > 0 {
 		c.p.Unreadable = strings.TrimPrefix(c.p.Unreadable+"; "+bad.String(), "; ")
 	}
+	ps.recordNS(c)
 	return true
 }
 

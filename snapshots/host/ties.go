@@ -1,0 +1,194 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"faultwin/snapshots"
+)
+
+// nsKinds are every namespace kind /proc/<pid>/ns shows; tieKinds those
+// beyond pid and mnt whose sharing can tie a process to a run.
+var (
+	nsKinds  = []string{"pid", "mnt", "net", "ipc", "uts", "cgroup", "user", "time"}
+	tieKinds = []string{"net", "ipc", "uts", "cgroup", "user", "time"}
+)
+
+// readHostNS records the namespaces of the harness and of pid 1 (every
+// kind): none of them is ever a run's. A kind the kernel lacks is skipped.
+func (ps *procScan) readHostNS() {
+	ps.host = map[uint64]bool{}
+	for _, pid := range []string{"self", "1"} {
+		for _, kind := range nsKinds {
+			if ino, err := readNS(ps.root, pid, kind); err == nil {
+				ps.host[ino] = true
+			}
+		}
+	}
+}
+
+// hostNS lists ps.host sorted, for Snapshot.HostNS.
+func (ps *procScan) hostNS() []uint64 {
+	out := make([]uint64, 0, len(ps.host))
+	for ino := range ps.host {
+		out = append(out, ino)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// foreignNS reports whether ino is a namespace neither the harness nor pid
+// 1 lives in; without the host's namespaces read, none is.
+func (ps *procScan) foreignNS(ino uint64) bool {
+	return ino != 0 && len(ps.host) > 0 && !ps.host[ino]
+}
+
+// nsOf returns c's namespace of kind, read once (0 when unreadable).
+func (ps *procScan) nsOf(c *candidate, kind string) uint64 {
+	if ino, ok := c.ns[kind]; ok {
+		return ino
+	}
+	if c.ns == nil {
+		c.ns = map[string]uint64{}
+	}
+	var ino uint64
+	if !c.zombie {
+		ino, _ = readNS(ps.root, strconv.Itoa(c.p.PID), kind)
+	}
+	c.ns[kind] = ino
+	return ino
+}
+
+// tieNS includes every process living in a foreign namespace of tieKinds
+// that an included process lives in, or in a namespace a run's nsfs mount
+// pins. It reads a kind of the other processes only when some included
+// process has a foreign one of that kind, so a host with no run pays
+// nothing. It reports whether it included any.
+func (ps *procScan) tieNS(cands []*candidate) bool {
+	targets := map[uint64]bool{}
+	kinds := map[string]bool{}
+	for _, c := range cands {
+		if !c.include || c.zombie || c.p.StartTime == 0 {
+			continue
+		}
+		for _, kind := range tieKinds {
+			if ino := ps.nsOf(c, kind); ps.foreignNS(ino) {
+				targets[ino], kinds[kind] = true, true
+			}
+		}
+	}
+	for ino, kind := range ps.runFS.pins {
+		if ps.foreignNS(ino) {
+			targets[ino], kinds[kind] = true, true
+		}
+	}
+	if len(targets) == 0 {
+		return false
+	}
+	added := false
+	for _, c := range cands {
+		if c.include || c.zombie {
+			continue
+		}
+		for _, kind := range nsKinds {
+			if kinds[kind] && targets[ps.nsOf(c, kind)] {
+				c.include, added = true, true
+				break
+			}
+		}
+	}
+	return added
+}
+
+// recordNS adds to c's recorded namespaces the kinds beyond pid, mnt and
+// net that are not the host's.
+func (ps *procScan) recordNS(c *candidate) {
+	for _, kind := range tieKinds[1:] {
+		if ino := ps.nsOf(c, kind); ps.foreignNS(ino) {
+			c.p.NS[kind] = ino
+		}
+	}
+}
+
+// held lists what pid has open (fds) or mapped on a run filesystem, by
+// device and inode. It reads nothing when no run filesystem is mounted.
+// Equivalent to: stat -L /proc/<pid>/fd/*; the dev and inode of
+// /proc/<pid>/maps.
+func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) []snapshots.Held {
+	if len(ps.runFS.devs) == 0 {
+		return nil
+	}
+	var out []snapshots.Held
+	add := func(h snapshots.Held) {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	dir := filepath.Join(ps.root, strconv.Itoa(pid), "fd")
+	for _, fd := range fds {
+		if !ps.runFS.mayHold(fd.target, ownMountNS) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(filepath.Join(dir, fd.fd), &st) == nil && ps.runFS.devs[st.Dev] {
+			add(snapshots.Held{Dev: devString(st.Dev), Ino: st.Ino})
+		}
+	}
+	for _, h := range ps.mapped(pid) {
+		add(h)
+	}
+	return out
+}
+
+// mapped reads the mappings of pid on a run filesystem: by PROCMAP_QUERY
+// where the kernel has it (6.11), which skips the text of every mapping
+// (a third of the cost measured here), else from the text.
+func (ps *procScan) mapped(pid int) []snapshots.Held {
+	path := filepath.Join(ps.root, strconv.Itoa(pid), "maps")
+	if out, ok := queryMaps(path, ps.runFS.devs); ok {
+		return out
+	}
+	return ps.mapsText(path)
+}
+
+// mapsText reads the mappings of pid from /proc/<pid>/maps, which spells a
+// device in hex ("00:2a"), the inode in decimal.
+func (ps *procScan) mapsText(path string) []snapshots.Held {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []snapshots.Held
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 || f[4] == "0" {
+			continue // anonymous
+		}
+		maj, min, ok := strings.Cut(f[3], ":")
+		if !ok {
+			continue
+		}
+		ma, err1 := strconv.ParseUint(maj, 16, 32)
+		mi, err2 := strconv.ParseUint(min, 16, 32)
+		ino, err3 := strconv.ParseUint(f[4], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
+		}
+		dev := unix.Mkdev(uint32(ma), uint32(mi))
+		if ps.runFS.devs[dev] {
+			h := snapshots.Held{Dev: devString(dev), Ino: ino, Map: true}
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
