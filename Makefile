@@ -28,7 +28,10 @@ HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 di
 
 .PHONY: deps build lint unit integration test bench run windows windows-podman windows-containerd containerd-in-test podman-in-test hostcheck sweep soak replay report mutants clean
 
-## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI
+## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI,
+## crictl (the CRI client the containerd-cri windows drive containerd's CRI plugin with)
+CRICTL         = /opt/faultwin/bin/crictl
+CRICTL_VERSION = v1.37.0
 deps:
 	scripts/deps.sh
 	scripts/install-criu.sh
@@ -37,6 +40,11 @@ deps:
 	  echo "ginkgo: $(GINKGO_VERSION) already at $(GINKGO)"; \
 	else \
 	  GOBIN=$(BIN) $(GO) install github.com/onsi/ginkgo/v2/ginkgo && echo "ginkgo: installed $(GINKGO_VERSION)"; \
+	fi
+	@if [[ -x $(CRICTL) ]] && $(GO) version -m $(CRICTL) 2>/dev/null | grep -qE "^\s+mod\s+sigs.k8s.io/cri-tools\s+$(CRICTL_VERSION)\s"; then \
+	  echo "crictl: $(CRICTL_VERSION) already at $(CRICTL)"; \
+	else \
+	  GOBIN=$(dir $(CRICTL)) $(GO) install sigs.k8s.io/cri-tools/cmd/crictl@$(CRICTL_VERSION) && echo "crictl: installed $(CRICTL_VERSION)"; \
 	fi
 
 ## build: the faultwin CLI and the reference supervisor into bin/
@@ -130,7 +138,7 @@ bench: build hostcheck
 	rm -f $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl
 	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/bench-refsup.jsonl >/dev/null || true
 	$(FAULTWIN) run --windows windows/podman --label-filter landing --state-root $(STATE_ROOT) --results $(OUT)/bench-podman.jsonl >/dev/null || true
-	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl
+	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl
 
 ## run: the main job for a newcomer: install, build, check the host, run the windows of windows/*.yaml
 ## (the podman windows under windows/podman are not among them: make windows-podman; faultwin run names them)
@@ -173,9 +181,14 @@ mutants: build hostcheck $(GINKGO)
 ## image: localhost/faultwin:nightly, what the nightly soak's pods run (deploy/image/build.sh: a debootstrap
 ## base imported into podman and kept, then HEAD's clone built with make build, CRIU 4.2.1 and the runtime
 ## packages); docs/soak.md, "The image"
-.PHONY: image
+.PHONY: image image-test
 image:
 	deploy/image/build.sh
+
+## image-test: the image's test alone (make integration runs it too): make image, then faultwin doctor and
+## window W1 in it under podman, privileged in the host's pid namespace
+image-test:
+	$(GO) test -count=1 -v -run '^TestImageRuns$$' ./cmd/faultwin
 
 clean:
 	rm -rf $(BIN) $(OUT)

@@ -19,6 +19,8 @@ packages=(
   # the containerd windows: containerd 1.6 with ctr and its runc v2 shim
   # (Debian starts no daemon without systemd; each run starts its own)
   containerd
+  # containerd's CRI plugin (containerd-cri windows): CNI's bridge plugin
+  containernetworking-plugins
   # ssh-keygen signs and verifies sealed sessions (faultwin sign, --signers)
   openssh-client
   # make image: the Debian rootfs its base is imported from (deploy/image)

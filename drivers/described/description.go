@@ -327,6 +327,15 @@ func (c *checker) check(d *Description) {
 		}
 		vars = append(vars, k)
 	}
+	// A var's value expands built-in placeholders only: a var named inside
+	// another would reach the shell as the literal "{name}".
+	for _, k := range slices.Sorted(maps.Keys(d.Vars)) {
+		for _, m := range placeholder.FindAllStringSubmatch(d.Vars[k], -1) {
+			if _, isVar := d.Vars[m[1]]; isVar {
+				c.addf("vars."+k, "{%s} is another var; a var expands built-in placeholders only: write its value out", m[1])
+			}
+		}
+	}
 	c.command("base", d.Base, vars, false)
 	for i, s := range d.Setup {
 		c.command(fmt.Sprintf("setup[%d]", i), s, vars, true)

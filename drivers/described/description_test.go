@@ -111,6 +111,7 @@ func TestDescriptionErrors(t *testing.T) {
 		{"bound over timeout", "bound_ms: 200", "bound_ms: 5000", "demo.yaml:24: recovery.bound_ms: 5000: give 100..timeout_ms (1000)"},
 		{"relative identity", "identity: /state/counter", "identity: counter", "demo.yaml:23: recovery.identity"},
 		{"no recovery", "recovery:", "recovery_:", "unknown field"},
+		{"var in a var", "base: [demo", "vars: {a: \"demo\", b: \"{a} go\"}\nbase: [demo", "vars.b: {a} is another var"},
 		{"relative mounted", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: netns, mounted: \"netns/*\"}", "demo.yaml:13: operations.stop.phases[1].mounted: \"netns/*\": give the mount point's path glob from the root"},
 		{"mounted and appeared", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: netns, mounted: \"{state}/n/*\", appeared: helper}", "operations.stop.phases[1]: gives 2 kinds of evidence"},
 	} {

@@ -379,7 +379,15 @@ func (d *Driver) do(ctx context.Context, what string, c Command, n int) error {
 // (so every process the supervisor starts carries it unless it clears its
 // environment) and PATH with the description's directories first.
 func (d *Driver) command(argv []string) *exec.Cmd {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	// exec looks a bare name up on the harness's PATH, not the command's:
+	// the description's directories come first for the command itself too.
+	name := argv[0]
+	if !strings.Contains(name, "/") {
+		if f := lookPath(d.desc.PathPrepend, name); f != "" {
+			name = f
+		}
+	}
+	cmd := exec.Command(name, argv[1:]...)
 	env := []string{model.RunEnvKey + "=" + d.run}
 	path := os.Getenv("PATH")
 	if len(d.desc.PathPrepend) > 0 {

@@ -7,6 +7,7 @@ package hostview
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -154,7 +155,7 @@ func InRoot(name, rel string, find Finder) Locate {
 		}
 		pids := hs[0].PIDs
 		if len(pids) == 0 {
-			return "", nil, fmt.Errorf("no live process of %s on the host", name)
+			return "", nil, fmt.Errorf("%w of %s on the host", ErrNoProcess, name)
 		}
 		// the payload's shell is the first: its sleeps come and go
 		slices.Sort(pids)
@@ -174,36 +175,29 @@ func Identity(name string, loc Locate) model.Workload {
 
 // Once reads a workload's identity once: what it was before an operation
 // (whether it runs is not asked; Counter2 stays 0).
-func Once(name string, loc Locate) model.Workload {
-	w := model.Workload{Name: name, Taken: time.Now().UTC()}
-	file, pids, err := loc()
-	if err == nil {
-		w.PIDs = pids
-		w.Counter, w.Marker, w.Boot, err = readIdentity(file)
-	}
-	if err != nil {
-		w.Err = err.Error()
-	}
-	return w
-}
+func Once(name string, loc Locate) model.Workload { return firstRead(name, loc) }
+
+// ErrNoProcess is wrapped by a Locate that found no live process of the
+// workload.
+var ErrNoProcess = errors.New("no live process")
 
 // Identities reads several workloads' identities: a first read of each,
 // then during (a call the gap need not wait for, or nil), then, once Gap
-// has passed since the first reads, a second read of each.
+// has passed since the first reads, a second read of each. Two races with
+// the host are read through rather than recorded as findings:
+//   - a workload just started may not be its payload yet when first read
+//     (runc init execs the payload after the start call returns): with no
+//     live process at the first read, it is read again after the gap, and
+//     if it is there then, that is its first read;
+//   - processes caught while the kernel tears them down (the first read
+//     came just after a kill returned) are gone at the second read: the
+//     workload is then recorded with no live process, the pids the first
+//     read saw kept in Err.
 func Identities(names []string, loc func(name string) Locate, during func()) []model.Workload {
 	out := make([]model.Workload, len(names))
 	t0 := time.Now()
 	for i, n := range names {
-		w := model.Workload{Name: n, Taken: time.Now().UTC()}
-		file, pids, err := loc(n)()
-		if err == nil {
-			w.PIDs = pids
-			w.Counter, w.Marker, w.Boot, err = readIdentity(file)
-		}
-		if err != nil {
-			w.Err = err.Error()
-		}
-		out[i] = w
+		out[i] = firstRead(n, loc(n))
 	}
 	if during != nil {
 		during()
@@ -212,7 +206,12 @@ func Identities(names []string, loc func(name string) Locate, during func()) []m
 	for i, n := range names {
 		w := &out[i]
 		if w.Err != "" {
-			continue
+			again := firstRead(n, loc(n))
+			if again.Err != "" {
+				continue
+			}
+			*w = again
+			time.Sleep(Gap)
 		}
 		boot, err := readAgain(w, loc(n))
 		if err == nil && boot != w.Boot {
@@ -228,11 +227,36 @@ func Identities(names []string, loc func(name string) Locate, during func()) []m
 				err = fmt.Errorf("boot nonce changed at every read: %s, %s, then %s", prev, w.Boot, boot)
 			}
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoProcess):
+			w.Err = fmt.Sprintf("second read: %v (the first read's pids %s were exiting)", err, pidList(w.PIDs))
+			w.PIDs = nil
+		case err != nil:
 			w.Err = "second read: " + err.Error()
 		}
 	}
 	return out
+}
+
+func firstRead(name string, loc Locate) model.Workload {
+	w := model.Workload{Name: name, Taken: time.Now().UTC()}
+	file, pids, err := loc()
+	if err == nil {
+		w.PIDs = pids
+		w.Counter, w.Marker, w.Boot, err = readIdentity(file)
+	}
+	if err != nil {
+		w.Err = err.Error()
+	}
+	return w
+}
+
+func pidList(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return "[" + strings.Join(s, " ") + "]"
 }
 
 // readAgain reads w's identity file again into its Counter2 and returns

@@ -46,6 +46,8 @@ func main() {
 	stateRoot := flag.String("state-root", "/var/lib/faultwin/state", "state root the snapshots read")
 	faultwin := flag.String("faultwin", "bin/faultwin", "faultwin binary (replay throughput)")
 	n := flag.Int("n", 30, "snapshots to time")
+	refsup := flag.String("refsup", "", "refsup binary: time its checkpoint and restore against CRIU's on the same sessions")
+	rounds := flag.Int("rounds", 5, "sessions to checkpoint and restore with --refsup")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: bench [flags] ROWS.jsonl... (rows of one windows run per driver)")
@@ -53,6 +55,9 @@ func main() {
 	}
 	fmt.Printf("bench on %s, %d cores, at %s\n\n", hostname(), numCPU(), time.Now().UTC().Format(time.RFC3339))
 	snapshotRatio(*stateRoot, *n)
+	if *refsup != "" {
+		refsupVsCRIU(*refsup, *stateRoot, *rounds)
+	}
 	harness(flag.Args())
 	replay(*faultwin)
 }
