@@ -42,7 +42,7 @@ var rule = map[string][]string{
 	"windows/registration":          {"windows/definitions", "internal/gitcmd", "internal/model"},
 	"windows/runner":                {"criteria", "windows/definitions", "drivers", "drivers/catalog", "drivers/reclaim", "internal/gitcmd", "internal/model", "windows/registration", "reports/rows", "snapshots/..."},
 	"scripts/testsummary":           {},
-	"scripts/bench":                 {"internal/model", "reports/rows", "snapshots/..."},
+	"scripts/bench":                 {"internal/model", "reports/rows", "snapshots/...", "fixtures/refsup/api", "fixtures/refsup/paths"},
 	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
