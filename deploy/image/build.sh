@@ -72,6 +72,22 @@ else
 fi
 log "base ready after $((SECONDS - start)) s"
 
+# Everything the image is made of, as one key: when the image already
+# carries it, there is nothing to build (a fresh clone's files would
+# otherwise make a new top layer, and a new image id, every time).
+commit=$(git -C "$top" rev-parse HEAD)
+key=$( {
+  echo "$commit"
+  podman image inspect --format '{{.Id}}' "$BASE"
+  sha256sum "$here/Containerfile" "$here/build.sh"
+  (cd / && find opt/faultwin -type f -print0 | sort -z | xargs -0 sha256sum)
+  PATH=/usr/local/go/bin:$PATH go version
+} | sha256sum | cut -c1-16)
+if [[ $(podman image inspect --format '{{index .Labels "faultwin.build-key"}}' "$IMAGE" 2>/dev/null) == "$key" ]]; then
+  log "$IMAGE is up to date (commit $commit, build key $key)"
+  exit 0
+fi
+
 # The build context: /opt/faultwin as make deps left it (CRIU, and the
 # tools the drivers' requires: name there), and a clone of HEAD built there.
 ctx=$WORK/context
@@ -79,7 +95,7 @@ rm -rf "$ctx"
 mkdir -p "$ctx/opt"
 cp -a /opt/faultwin "$ctx/opt/faultwin"
 git clone -q "$top" "$ctx/src"
-commit=$(git -C "$ctx/src" rev-parse HEAD)
+git -C "$ctx/src" checkout -q --detach "$commit"
 log "building bin/faultwin and bin/refsup at $commit"
 nice -n 10 make -s -C "$ctx/src" build >/dev/null
 
@@ -90,7 +106,7 @@ vols=(-v /etc/apt/sources.list.d:/etc/apt/sources.list.d:ro -v /etc/apt/apt.conf
 old=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 log "podman build $IMAGE"
 nice -n 10 podman build --network=host "${vols[@]}" --build-arg BASE="$BASE" \
-  --label org.opencontainers.image.revision="$commit" \
+  --label org.opencontainers.image.revision="$commit" --label faultwin.build-key="$key" \
   -f "$here/Containerfile" -t "$IMAGE" "$ctx"
 rm -rf "$ctx"
 # The image this one replaces keeps its own layers (a commit's clone) until
