@@ -122,14 +122,20 @@ windows-containerd: build hostcheck $(GINKGO)
 # instead of failing on it; make test sets it (see windows/podman).
 DRIFT ?=
 
-## test: everything CI runs: unit and integration tests, every window (refsup and podman), every mutant, replay of results/
-test: deps lint build hostcheck unit integration windows podman-in-test mutants replay
+## test: everything CI runs: unit and integration tests, every window (refsup, podman, containerd), every mutant,
+## replay of results/
+test: deps lint build hostcheck unit integration windows podman-in-test containerd-in-test mutants replay
 
 # The podman windows as make test runs them: every window must run and none
 # may be ERROR; a drifted verdict is listed in out/podman-drift.txt.
 podman-in-test:
 	$(MAKE) windows-podman DRIFT=warn
 	@if [[ -s $(OUT)/podman-drift.txt ]]; then echo "podman: verdicts not seen before (findings to review, not failures):"; cat $(OUT)/podman-drift.txt; else echo "podman: every verdict as expected/outcomes.yaml lists"; fi
+
+# The containerd windows as make test runs them, as podman-in-test does.
+containerd-in-test:
+	$(MAKE) windows-containerd DRIFT=warn
+	@if [[ -s $(OUT)/containerd-drift.txt ]]; then echo "containerd: verdicts not seen before (findings to review, not failures):"; cat $(OUT)/containerd-drift.txt; else echo "containerd: every verdict as expected/outcomes.yaml lists"; fi
 
 ## bench: one pass of the refsup windows and of the podman landing windows, then the ratios side by side
 ## (snapshot vs its shell equivalent, harness share per driver, recovery vs its calls, replay throughput)
