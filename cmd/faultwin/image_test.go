@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -118,5 +119,34 @@ func TestImageNamesAgree(t *testing.T) {
 	}
 	if n := strings.Count(wf, "faultwin:nightly"); n != strings.Count(wf, nightlyImageRef) {
 		t.Errorf("workflow names faultwin:nightly without localhost/ (%d of %d): a runtime would look for it in a registry", n-strings.Count(wf, nightlyImageRef), n)
+	}
+}
+
+// TestImageJobMatchesTest: the soak pod gets what TestImageRuns gives its
+// container and needed (image_run_test.go says why each): the image's
+// working directory, privilege, the node's pid namespace, its cgroup tree,
+// and a state root outside the image's root.
+func TestImageJobMatchesTest(t *testing.T) {
+	pod := dig(t, yamlDocs(t, jobFile)[0], "spec", "template", "spec")
+	c := dig(t, pod, "containers", 0)
+	if dig(t, c, "workingDir") != "/src/faultwin" || dig(t, pod, "hostPID") != true || dig(t, c, "securityContext", "privileged") != true {
+		t.Errorf("soak pod: workingDir %v hostPID %v privileged %v, want /src/faultwin (the image's clone), true, true",
+			dig(t, c, "workingDir"), dig(t, pod, "hostPID"), dig(t, c, "securityContext", "privileged"))
+	}
+	volumes := map[string]map[string]any{}
+	for _, v := range dig(t, pod, "volumes").([]any) {
+		m := v.(map[string]any)
+		volumes[m["name"].(string)] = m
+	}
+	mounts := map[string]map[string]any{}
+	for _, m := range dig(t, c, "volumeMounts").([]any) {
+		mm := m.(map[string]any)
+		mounts[mm["mountPath"].(string)] = volumes[mm["name"].(string)]
+	}
+	if v := mounts["/sys/fs/cgroup"]; v == nil || fmt.Sprint(dig(t, v, "hostPath", "path")) != "/sys/fs/cgroup" {
+		t.Errorf("soak pod: /sys/fs/cgroup is %v, want the node's (hostPath /sys/fs/cgroup)", v)
+	}
+	if v := mounts["/var/lib/faultwin"]; v == nil {
+		t.Error("soak pod: no volume at /var/lib/faultwin, the state root's parent")
 	}
 }
