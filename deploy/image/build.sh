@@ -57,7 +57,9 @@ if podman image exists "$BASE" && [[ ${REBUILD_BASE:-} != 1 ]]; then
   log "base $BASE cached (REBUILD_BASE=1 to debootstrap it again)"
 else
   rootfs=$WORK/rootfs
-  rm -rf "$rootfs"
+  # --one-file-system: an interrupted debootstrap can leave /proc or /sys
+  # mounted in the rootfs, and rm must not walk into the host's.
+  rm -rf --one-file-system "$rootfs"
   mkdir -p "$rootfs"
   log "debootstrap $SUITE minbase into $rootfs"
   nice -n 10 debootstrap --variant=minbase "$SUITE" "$rootfs" "$(mirror)" >"$WORK/debootstrap.log" 2>&1 ||
@@ -68,7 +70,7 @@ else
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/*
   log "importing the rootfs as $BASE"
   tar -C "$rootfs" --numeric-owner -c . | podman import --change 'CMD ["/bin/bash"]' - "$BASE" >/dev/null
-  rm -rf "$rootfs"
+  rm -rf --one-file-system "$rootfs"
 fi
 log "base ready after $((SECONDS - start)) s"
 
