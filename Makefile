@@ -137,14 +137,17 @@ containerd-in-test:
 	$(MAKE) windows-containerd DRIFT=warn
 	@if [[ -s $(OUT)/containerd-drift.txt ]]; then echo "containerd: verdicts not seen before (findings to review, not failures):"; cat $(OUT)/containerd-drift.txt; else echo "containerd: every verdict as expected/outcomes.yaml lists"; fi
 
-## bench: one pass of the refsup windows and of the podman landing windows, then the ratios side by side
-## (snapshot vs its shell equivalent, harness share per driver, recovery vs its calls, replay throughput)
+## bench: one pass of the refsup windows, the podman landing windows and some containerd windows, then the
+## ratios side by side (snapshot vs its shell equivalent, refsup's checkpoint and restore vs CRIU on the same
+## sessions, harness share per driver, recovery vs its calls, replay throughput); docs/performance.md
 bench: build hostcheck
 	@mkdir -p $(OUT)
-	rm -f $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl
+	rm -f $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl $(OUT)/bench-containerd.jsonl
 	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/bench-refsup.jsonl >/dev/null || true
 	$(FAULTWIN) run --windows windows/podman --label-filter landing --state-root $(STATE_ROOT) --results $(OUT)/bench-podman.jsonl >/dev/null || true
-	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl
+	$(FAULTWIN) run --windows windows/containerd --label-filter 'CS1 || CK1 || CE1 || CP3' --state-root $(STATE_ROOT) --results $(OUT)/bench-containerd.jsonl >/dev/null || true
+	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) \
+	  $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl $(OUT)/bench-containerd.jsonl
 
 ## run: the main job for a newcomer: install, build, check the host, run the windows of windows/*.yaml
 ## (the podman windows under windows/podman are not among them: make windows-podman; faultwin run names them)
