@@ -258,6 +258,12 @@ func u3(c *ctx) Result {
 			switch {
 			case rep.State == "":
 				j.note(l.When + ": " + n + " reported " + strconv.Quote(rep.Raw) + ", a word the description maps to no state")
+			case rep.State == model.StateRunning && h.State() == model.StatePaused:
+				j.fail(l.When + ": " + n + " reported " + rep.Raw + " (running), every live process of it is frozen: pids " + ints(h.PIDs))
+			case rep.State == model.StatePaused && h.State() == model.StateStopped:
+				j.fail(l.When + ": " + n + " reported " + rep.Raw + " (paused), the host has no live process of it")
+			case rep.State != model.StatePaused && rep.State != model.StateRunning && h.State() == model.StatePaused:
+				j.fail(l.When + ": " + n + " reported " + rep.Raw + " (" + rep.State + "), the host holds it frozen: pids " + ints(h.PIDs))
 			case rep.State == model.StateRunning && h.State() != model.StateRunning:
 				j.fail(l.When + ": " + n + " reported " + rep.Raw + " (running), the host has no live process of it")
 			case rep.State != model.StateRunning && h.State() == model.StateRunning:

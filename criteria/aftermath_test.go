@@ -136,6 +136,30 @@ func TestU3(t *testing.T) {
 	g.Expect(r.Judged && !r.Pass).To(BeTrue())
 	g.Expect(evidence(r)).To(ContainSubstring("after_death: fw1 reported stopping (running), the host has no live process of it"))
 
+	// reported running while every process of it is frozen; reported
+	// paused, it agrees; reported stopped, it does not
+	frozen := func(a *model.Aftermath) {
+		for _, hs := range [][]model.HostWorkload{a.Looks[1].HostPre, a.Looks[1].HostPost} {
+			for i := range hs {
+				hs[i].Frozen = true
+			}
+		}
+	}
+	a = continued()
+	frozen(a)
+	r = judged(a, model.U3)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(evidence(r)).To(ContainSubstring("after_retry: fw1 reported running (running), every live process of it is frozen: pids [100 101]"))
+	a = continued()
+	frozen(a)
+	a.Looks[1].Reported[0] = model.Reported{Name: "fw1", State: model.StatePaused, Raw: "PAUSED"}
+	g.Expect(judged(a, model.U3).Holds()).To(BeTrue())
+	a.Looks[1].Reported[0] = model.Reported{Name: "fw1", State: model.StateStopped, Raw: "STOPPED"}
+	g.Expect(evidence(judged(a, model.U3))).To(ContainSubstring("fw1 reported STOPPED (stopped), the host holds it frozen"))
+	a = continued()
+	a.Looks[0].Reported[0] = model.Reported{Name: "fw1", State: model.StatePaused, Raw: "PAUSED"}
+	g.Expect(evidence(judged(a, model.U3))).To(ContainSubstring("after_death: fw1 reported PAUSED (paused), the host has no live process of it"))
+
 	// not listed while it runs: reported absent
 	a = continued()
 	a.Looks[1].Reported = nil

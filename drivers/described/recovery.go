@@ -112,8 +112,8 @@ func (c *checker) recovery(d *Description, vars []string) {
 	}
 	seen := map[string]string{}
 	for _, st := range slices.Sorted(maps.Keys(r.List.States)) {
-		if st != model.StateRunning && st != model.StateStopped {
-			c.addf("recovery.list.states."+st, "use running or stopped")
+		if st != model.StateRunning && st != model.StateStopped && st != model.StatePaused {
+			c.addf("recovery.list.states."+st, "use running, stopped or paused")
 		}
 		for _, w := range r.List.States[st] {
 			if prev, ok := seen[w]; ok {

@@ -137,6 +137,9 @@ func Workloads(names []string, find Finder) ([]model.HostWorkload, error) {
 			}
 		}
 	}
+	for i := range out {
+		out[i].Frozen = len(out[i].PIDs) > 0 && !slices.ContainsFunc(out[i].PIDs, func(pid int) bool { return !Frozen(pid) })
+	}
 	return out, nil
 }
 

@@ -20,6 +20,9 @@ const (
 	StateRunning = "running"
 	StateStopped = "stopped"
 	StateAbsent  = "absent"
+	// StatePaused: reported paused, or on the host every live process of
+	// it frozen by its cgroup's freezer: it has processes and runs nothing.
+	StatePaused = "paused"
 )
 
 // Aftermath is what the death cost the user: after the death and before
@@ -134,11 +137,17 @@ type HostWorkload struct {
 	Name  string   `json:"name"`
 	PIDs  []int    `json:"pids"`
 	Comms []string `json:"comms,omitempty"`
+	// Frozen: every live process of it is in a frozen cgroup.
+	Frozen bool `json:"frozen,omitempty"`
 }
 
-// State is the host's state of the workload: running or not.
+// State is the host's state of the workload: running, paused (all of it
+// frozen) or stopped.
 func (h HostWorkload) State() string {
-	if len(h.PIDs) > 0 {
+	switch {
+	case len(h.PIDs) > 0 && h.Frozen:
+		return StatePaused
+	case len(h.PIDs) > 0:
 		return StateRunning
 	}
 	return StateStopped
