@@ -30,13 +30,21 @@ const criuPath = "/opt/faultwin/criu/sbin/criu"
 // since CRIU started, which its last line makes CRIU's own time for a call.
 var criuSelf = regexp.MustCompile(`^\((\d+)\.(\d+)\)`)
 
-// refsupRound is one session's checkpoint and restore, timed each way.
-type refsupRound struct {
-	raw, rawSelf          time.Duration // go-criu swrk dump of the live session (left running), CRIU's own time
-	ckpt, ckptSelf        time.Duration // refsup checkpoint of the same session, CRIU's own time in it
-	restore, restoreSelf  time.Duration // refsup restore of that checkpoint, CRIU's own time in it
-	afterDump, beforeCRIU time.Duration // refsup's steps around CRIU, from its trace
-}
+// The measures of one session's round, each timed each way.
+const (
+	rawDumpT    = iota // go-criu swrk dump of the live session (left running)
+	rawSelf            // CRIU's own time in it
+	ckptT              // refsup checkpoint of the same session
+	ckptSelf           // CRIU's own time in it
+	restoreT           // refsup restore of that checkpoint
+	restoreSelf        // CRIU's own time in it
+	beforeCRIU         // refsup's steps before CRIU starts, from its trace
+	afterDump          // refsup's steps after CRIU's dump, from its trace
+	nMeasures
+)
+
+// refsupRound is one session's measures.
+type refsupRound [nMeasures]time.Duration
 
 // refsupVsCRIU creates sessions with refsup and, for each, dumps it once
 // with go-criu's swrk directly (the options refsup gives CRIU, tree left
@@ -83,24 +91,23 @@ func refsupVsCRIU(refsup, stateRoot string, n int) {
 		}
 		rounds = append(rounds, r)
 	}
-	pick := func(f func(refsupRound) time.Duration) time.Duration {
-		var ds []time.Duration
-		for _, r := range rounds {
-			ds = append(ds, f(r))
+	var m refsupRound
+	for k := range m {
+		ds := make([]time.Duration, len(rounds))
+		for i, r := range rounds {
+			ds[i] = r[k]
 		}
-		return median(ds)
+		m[k] = median(ds)
 	}
-	raw, rawSelf := pick(func(r refsupRound) time.Duration { return r.raw }), pick(func(r refsupRound) time.Duration { return r.rawSelf })
-	ck, ckSelf := pick(func(r refsupRound) time.Duration { return r.ckpt }), pick(func(r refsupRound) time.Duration { return r.ckptSelf })
-	rs, rsSelf := pick(func(r refsupRound) time.Duration { return r.restore }), pick(func(r refsupRound) time.Duration { return r.restoreSelf })
+	raw, rawS, ck, ckS, rs, rsS := m[rawDumpT], m[rawSelf], m[ckptT], m[ckptSelf], m[restoreT], m[restoreSelf]
 	fmt.Printf("  medians of %d sessions:\n", n)
-	fmt.Printf("  go-criu swrk dump (left running)  %7.1f ms  (CRIU's own %5.1f ms, swrk and RPC %5.1f ms)\n", msf(raw), msf(rawSelf), msf(raw-rawSelf))
+	fmt.Printf("  go-criu swrk dump (left running)  %7.1f ms  (CRIU's own %5.1f ms, swrk and RPC %5.1f ms)\n", msf(raw), msf(rawS), msf(raw-rawS))
 	fmt.Printf("  refsup checkpoint                 %7.1f ms  (CRIU's own %5.1f ms)   %.2fx the swrk dump, %.2fx CRIU's own\n",
-		msf(ck), msf(ckSelf), ratio(ck, raw), ratio(ck, ckSelf))
+		msf(ck), msf(ckS), ratio(ck, raw), ratio(ck, ckS))
 	fmt.Printf("    of which before CRIU starts %.1f ms, after its dump (kill, save upper, unmount, network, cgroups, bind) %.1f ms\n",
-		msf(pick(func(r refsupRound) time.Duration { return r.beforeCRIU })), msf(pick(func(r refsupRound) time.Duration { return r.afterDump })))
+		msf(m[beforeCRIU]), msf(m[afterDump]))
 	fmt.Printf("  refsup restore                    %7.1f ms  (CRIU's own %5.1f ms)   %.2fx CRIU's own, %.2fx CRIU's own plus swrk\n\n",
-		msf(rs), msf(rsSelf), ratio(rs, rsSelf), ratio(rs, rsSelf+raw-rawSelf))
+		msf(rs), msf(rsS), ratio(rs, rsS), ratio(rs, rsS+raw-rawS))
 }
 
 func oneRound(lay paths.Layout, i int) (refsupRound, error) {
@@ -123,9 +130,9 @@ func oneRound(lay paths.Layout, i int) (refsupRound, error) {
 	if err := rawDump(dir, s.InitPID, st.Ino); err != nil {
 		return r, err
 	}
-	r.raw = time.Since(t0)
+	r[rawDumpT] = time.Since(t0)
 	var err error
-	if r.rawSelf, err = criuLogTime(filepath.Join(dir, "dump.log")); err != nil {
+	if r[rawSelf], err = criuLogTime(filepath.Join(dir, "dump.log")); err != nil {
 		return r, err
 	}
 	_ = os.RemoveAll(dir)
@@ -133,28 +140,25 @@ func oneRound(lay paths.Layout, i int) (refsupRound, error) {
 	traceFrom := traceLen(lay)
 	var ck api.CheckpointInfo
 	t0 = time.Now()
-	if err := call(lay, api.Request{Verb: "checkpoint", Session: s.Session}, &ck); err != nil {
+	if r[ckptT], err = timedCall(lay, api.Request{Verb: "checkpoint", Session: s.Session}, &ck); err != nil {
 		return r, err
 	}
-	r.ckpt = time.Since(t0)
-	if r.ckptSelf, err = criuLogTime(filepath.Join(lay.Logs(), fmt.Sprintf("criu-dump-%s-%s.log", ck.Checkpoint, s.Session))); err != nil {
+	if r[ckptSelf], err = criuLogTime(filepath.Join(lay.Logs(), fmt.Sprintf("criu-dump-%s-%s.log", ck.Checkpoint, s.Session))); err != nil {
 		return r, err
 	}
 	pts := traceSince(lay, traceFrom)
 	if started, ok := pts["checkpoint.criu_started"]; ok {
-		r.beforeCRIU = started.Sub(t0)
+		r[beforeCRIU] = started.Sub(t0)
 	}
 	if d, ok := pts["checkpoint.after_dump"]; ok {
-		r.afterDump = t0.Add(r.ckpt).Sub(d)
+		r[afterDump] = t0.Add(r[ckptT]).Sub(d)
 	}
 
 	var rs api.SessionInfo
-	t0 = time.Now()
-	if err := call(lay, api.Request{Verb: "restore", Checkpoint: ck.Checkpoint}, &rs); err != nil {
+	if r[restoreT], err = timedCall(lay, api.Request{Verb: "restore", Checkpoint: ck.Checkpoint}, &rs); err != nil {
 		return r, err
 	}
-	r.restore = time.Since(t0)
-	if r.restoreSelf, err = criuLogTime(filepath.Join(lay.Logs(), fmt.Sprintf("criu-restore-%s-%s.log", ck.Checkpoint, rs.Session))); err != nil {
+	if r[restoreSelf], err = criuLogTime(filepath.Join(lay.Logs(), fmt.Sprintf("criu-restore-%s-%s.log", ck.Checkpoint, rs.Session))); err != nil {
 		return r, err
 	}
 	return r, call(lay, api.Request{Verb: "destroy", Session: rs.Session}, nil)
@@ -186,6 +190,13 @@ func rawDump(dir string, pid int, netIno uint64) error {
 		return fmt.Errorf("go-criu dump of pid %d (log %s/dump.log): %w", pid, dir, err)
 	}
 	return nil
+}
+
+// timedCall is call, timed from the request to the decoded answer.
+func timedCall(lay paths.Layout, req api.Request, v any) (time.Duration, error) {
+	t0 := time.Now()
+	err := call(lay, req, v)
+	return time.Since(t0), err
 }
 
 func call(lay paths.Layout, req api.Request, v any) error {
