@@ -72,6 +72,9 @@ var _ = Describe("registered windows", Serial, Ordered, func() {
 		It(w.ID, Label(w.SelectionLabels()...), SpecTimeout(windowTimeout), func(ctx SpecContext) {
 			o, _, err := session.RunAndRecord(ctx, w)
 			Expect(err).NotTo(HaveOccurred())
+			if len(o.HostLeft) > 0 {
+				AbortSuite(runner.StopMessage(w.ID, o, -1, session.StateRoot()))
+			}
 			AddReportEntry("verdict", o.Verdict.Status+" "+o.Verdict.Reason)
 			Expect(o.Verdict).To(matchers.HaveStatus("PASS"))
 		})

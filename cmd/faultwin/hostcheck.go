@@ -7,10 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/criteria"
+	"faultwin/drivers/reclaim"
 	"faultwin/internal/model"
 	"faultwin/snapshots"
-	"faultwin/snapshots/host"
 	"faultwin/windows/runner"
 )
 
@@ -40,23 +39,14 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 		return err
 	}
 	roots := runner.AllRoots(snapshots.DefaultRoots(*root))
-	s, err := host.Capture(ctx, "hostcheck", roots, snapshots.Decoys{})
+	j, err := reclaim.Judge(ctx, "hostcheck", roots)
 	if err != nil {
 		return fmt.Errorf("reading host state: %w", err)
 	}
-	// Zombies alone are dead and wait for their parent (often init) to reap
-	// them: wait for that as a window's preflight does, and say so.
-	if runner.OnlyZombies(s, roots) {
-		t0 := time.Now()
-		for time.Since(t0) < runner.PreflightZombieWait && runner.OnlyZombies(s, roots) {
-			time.Sleep(50 * time.Millisecond)
-			if s, err = host.Capture(ctx, "hostcheck", roots, snapshots.Decoys{}); err != nil {
-				return fmt.Errorf("reading host state: %w", err)
-			}
-		}
-		fmt.Fprintf(stdout, "hostcheck: waited %s for zombies of a run to be reaped\n", time.Since(t0).Round(10*time.Millisecond))
+	if j.Waited > 0 {
+		fmt.Fprintf(stdout, "hostcheck: waited %s for zombies of a run to be reaped\n", j.Waited.Round(10*time.Millisecond))
 	}
-	left := criteria.Leftovers(s, roots) // unreadable parts count as leftovers there
+	left := j.Left
 	if len(left) == 0 {
 		fmt.Fprintf(stdout, "host clean: nothing of any faultwin run under %s, no dvh* link, no faultwin or CRIU-* table, no X11 socket, no /tmp/.criu.*, nothing a described supervisor claims (%s)\n", *root, describedNames(roots))
 		return nil
@@ -65,10 +55,7 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	for _, l := range left {
 		fmt.Fprintln(stdout, "  -", l)
 	}
-	fmt.Fprintf(stdout, "clean it with the supervisor's own sweep: sudo make sweep   (= bin/faultwin sweep --state-root %s)\n", *root)
-	fmt.Fprintln(stdout, "  for a described supervisor's leftovers under host-global names (podman's netns, bridge, chains) add --reclaim-names: bin/faultwin sweep --reclaim-names")
-	fmt.Fprintln(stdout, "  it sweeps each run under the state root with its supervisor, removes the harness's decoys, and kills what runs whose state dir is gone left (by tag, namespace or cgroup)")
-	fmt.Fprintln(stdout, "anything it names as left was not tied to a faultwin run: remove it by hand")
+	fmt.Fprint(stdout, runner.HowToClean(*root))
 	return statusExit{exitFail, fmt.Sprintf("host not clean: %d leftovers", len(left))}
 }
 

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"faultwin/criteria"
 	"faultwin/drivers/reclaim"
@@ -26,7 +24,7 @@ import (
 // only on what the ownership rules tie to a faultwin run (an argv or
 // environment tag, a faultwin cgroup, or membership of such a process's pid
 // or mount namespace or another namespace or a file it held, see criteria), kills each by (pid, start time) through a pidfd, and
-// removes only empty cgroup directories of those runs. A process it cannot
+// removes those runs' cgroups in every hierarchy, deepest first. A process it cannot
 // tie to a run (a criu with no tag) is named and left.
 func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 	roots := snapshots.DefaultRoots(root)
@@ -61,19 +59,23 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 			fmt.Fprintf(stdout, "sweep: killed pid %d (%s) of run %s, whose state dir is gone (%s)\n", p.PID, p.Comm, run, strings.Join(o.Why, ", "))
 		}
 	}
-	reclaim.WaitGone(killed, 5*time.Second)
-	cgs := slices.Clone(s.Cgroups)
-	sort.Slice(cgs, func(i, j int) bool { return len(cgs[i]) > len(cgs[j]) }) // deepest first
-	for _, cg := range cgs {
-		run, ok := model.RunOfCgroup(cg)
-		if !ok || hasDir(run) {
-			continue
+	for _, p := range reclaim.WaitGone(killed, 5*time.Second) {
+		errs = append(errs, fmt.Errorf("pid %d (%s) still there 5s after SIGKILL: a process in uninterruptible sleep or a frozen cgroup", p.PID, p.Comm))
+	}
+	runs := map[string]bool{}
+	for _, cg := range s.Cgroups {
+		if run, ok := model.RunOfCgroup(cg); ok && !hasDir(run) {
+			runs[run] = true
 		}
-		if err := unix.Rmdir(cg); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("cgroup %s of run %s: %w", cg, run, err))
-			continue
+	}
+	for _, run := range slices.Sorted(maps.Keys(runs)) {
+		r := reclaim.Cgroups(run)
+		for _, cg := range r.CgroupsRemoved {
+			fmt.Fprintf(stdout, "sweep: removed cgroup %s of run %s, whose state dir is gone\n", cg, run)
 		}
-		fmt.Fprintf(stdout, "sweep: removed cgroup %s of run %s, whose state dir is gone\n", cg, run)
+		for _, e := range r.Errors {
+			errs = append(errs, fmt.Errorf("run %s: %s", run, e))
+		}
 	}
 	return errors.Join(errs...)
 }

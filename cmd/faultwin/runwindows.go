@@ -244,6 +244,12 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error
 		return err
 	}
 	defer func() { err = closeSession(s, err) }()
+	return runAll(ctx, stdout, s)
+}
+
+// runAll runs the session's windows in order, one row each, and stops at
+// the first window that leaves the host unclean (stopUnclean).
+func runAll(ctx context.Context, stdout io.Writer, s *windowSession) error {
 	ws := s.windows
 	counts := newTally()
 	t0 := time.Now()
@@ -266,6 +272,9 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error
 		eta := time.Duration(float64(elapsed) / float64(i+1) * float64(len(ws)-i-1))
 		fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %6.1fs  %s  (eta %s)\n", i+1, len(ws), win.ID, o.Verdict.Status,
 			o.Finished.Sub(o.Started).Seconds(), o.Verdict.Reason, eta.Round(time.Second))
+		if len(o.HostLeft) > 0 {
+			return stopUnclean(stdout, s, win, o, ws[i+1:], counts)
+		}
 	}
 	fmt.Fprintf(stdout, "%d windows in %s: %d PASS, %d FAIL, %d INVALID, %d ERROR; rows in %s\n", len(ws),
 		time.Since(t0).Round(time.Millisecond), counts.rows[model.StatusPass], counts.rows[model.StatusFail],
@@ -274,4 +283,25 @@ func runWindows(ctx context.Context, stdout io.Writer, args []string) (err error
 		fmt.Fprintf(stdout, "run: %s\n", s.leftOut)
 	}
 	return exitFor(counts)
+}
+
+// stopUnclean ends a run whose window left the host unclean: one message
+// naming what is left and how to clean it, a NOT RUN line for each window
+// not run, the session sealed with why. A run that went on would write one
+// INVALID row per remaining window, each measuring the leftover.
+func stopUnclean(stdout io.Writer, s *windowSession, win model.Window, o *runner.Outcome, rest []model.Window, counts *tally) error {
+	fmt.Fprint(stdout, runner.StopMessage(win.ID, o, len(rest), s.StateRoot()))
+	why := "the host was left unclean by " + win.ID
+	if o.HostLeftAt == "preflight" {
+		why = "the host was unclean at the preflight of " + win.ID
+	}
+	for _, w := range rest {
+		fmt.Fprintf(stdout, "NOT RUN: %s: %s\n", w.ID, why)
+	}
+	note := fmt.Sprintf("stopped after %s: %s (%d leftovers); %d windows not run", win.ID, strings.TrimSuffix(why, " by "+win.ID), len(o.HostLeft), len(rest))
+	code := exitInvalid
+	if err := exitFor(counts); err != nil {
+		code = err.(statusExit).code // a FAIL or ERROR already seen decides the exit, as in exitFor
+	}
+	return errors.Join(statusExit{code, note}, s.Seal(note))
 }

@@ -180,6 +180,19 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 		eta := time.Duration(float64(time.Since(t0)) / float64(done) * float64(total-done))
 		fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %5.1fs load %.2f eta %s\n", p.Pass, n, win.ID, row.Status,
 			row.Run.Finished.Sub(row.Run.Started).Seconds(), row.Host.LoadBefore[0], clock(eta))
+		if len(o.HostLeft) > 0 {
+			fmt.Fprint(stdout, runner.StopMessage(win.ID, o, total-done, s.StateRoot()))
+			note := fmt.Sprintf("soak stopped after %s in pass %d: the host was left unclean (%d leftovers); %d of %d rows not run",
+				win.ID, p.Pass, len(o.HostLeft), total-done, total)
+			fmt.Fprintf(stdout, "NOT RUN: %s\n", note)
+			code := exitInvalid
+			end := soakEnd(stdout, s, rs, passes, t0)
+			var se statusExit
+			if errors.As(end, &se) {
+				code = se.code // a FAIL or ERROR already seen decides the exit, as in exitFor
+			}
+			return errors.Join(statusExit{code, note}, s.Seal(note))
+		}
 	}
 	return soakEnd(stdout, s, rs, passes, t0)
 }

@@ -29,6 +29,9 @@ type scripted struct {
 	calls  map[string]int
 	onCall func(total int)
 	total  int
+	// left is what the judge of a clean host finds after a window's k-th
+	// call (none when absent).
+	left map[string]map[int][]string
 }
 
 func (s *scripted) Run(_ context.Context, w model.Window) (*runner.Outcome, error) {
@@ -50,6 +53,7 @@ func (s *scripted) Run(_ context.Context, w model.Window) (*runner.Outcome, erro
 		Started:   start,
 		Finished:  start.Add(4100 * time.Millisecond),
 		Durations: map[string]float64{"prepare": 800},
+		HostLeft:  s.left[w.ID][k],
 	}, nil
 }
 

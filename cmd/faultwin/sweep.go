@@ -29,8 +29,12 @@ removed, and what runs whose state dir is gone left behind (processes tied
 to a run by tag, namespace or cgroup; empty cgroups of those runs) is
 killed or removed. Anything not tied to a faultwin run is named and left.
 
-Exit status: 0 when every sweep and removal succeeded, 1 when one failed,
-64 a usage error.
+Last, the host is judged as hostcheck and every window's preflight judge
+it; what is left is listed.
+
+Exit status: 0 when every sweep and removal succeeded and the host is
+clean after them, 1 when one failed or anything of a run is left (named
+in the output), 64 a usage error.
 `
 
 // runSweep cleans a host after an interrupted run: it calls each dead run's
@@ -87,7 +91,28 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	if *names {
 		errs = append(errs, sweepNames(stdout, *root))
 	}
+	errs = append(errs, sweepCheck(ctx, stdout, *root))
 	return errors.Join(errs...)
+}
+
+// sweepCheck is the sweep's last word: the judge every preflight and
+// hostcheck use, so a sweep that says it is done and a window that then
+// refuses the host cannot disagree. Anything of a run still there fails
+// the sweep.
+func sweepCheck(ctx context.Context, stdout io.Writer, root string) error {
+	j, err := reclaim.Judge(ctx, "sweep", runner.AllRoots(snapshots.DefaultRoots(root)))
+	if err != nil {
+		return fmt.Errorf("reading host state after the sweep: %w", err)
+	}
+	if j.Clean() {
+		fmt.Fprintln(stdout, "sweep: host clean")
+		return nil
+	}
+	fmt.Fprintf(stdout, "sweep: host NOT clean after the sweep (%d leftovers); windows would be INVALID:\n", len(j.Left))
+	for _, l := range j.Left {
+		fmt.Fprintln(stdout, "  -", l)
+	}
+	return statusExit{exitFail, fmt.Sprintf("sweep: %d leftovers of a run are still on the host", len(j.Left))}
 }
 
 // sweepRun cleans one dead run: its supervisor's own sweep, through the

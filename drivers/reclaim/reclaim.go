@@ -49,29 +49,23 @@ type Plan struct {
 	Names bool
 }
 
+// killRounds bounds how often the last resort reads the host again for
+// processes of the run: a supervisor's helper killed late (a shim) may have
+// started a child the first read did not show.
+const killRounds = 3
+
+// killWait bounds how long each round waits for what it killed to be gone.
+const killWait = 5 * time.Second
+
 // Run reclaims the run's leftovers. Errors are recorded, never fatal: the
-// next window's preflight judges what is still there.
+// judge of a clean host (Judge) decides afterwards what is still there.
 func Run(ctx context.Context, p Plan) model.Reclaim {
 	var r model.Reclaim
 	fail := func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) }
-	s, err := host.Capture(ctx, "reclaim", p.Roots, snapshots.Decoys{})
-	if err != nil {
+	if err := killRun(ctx, p, &r, fail); err != nil {
 		fail("reading host state: %v", err)
 		return r
 	}
-	var killed []snapshots.Process
-	for _, o := range criteria.OfRun(s, p.Scope, snapshots.Decoys{}) {
-		if o.Process.Zombie() {
-			continue
-		}
-		if err := KillExact(o.Process.ID()); err != nil {
-			fail("pid %d (%s): %v", o.Process.PID, o.Process.Comm, err)
-			continue
-		}
-		killed = append(killed, o.Process)
-		r.Killed = append(r.Killed, model.Killed{PID: o.Process.ID(), Comm: o.Process.Comm, Why: strings.Join(o.Why, ", ")})
-	}
-	WaitGone(killed, 5*time.Second)
 	if !p.Names {
 		p.Roots.Netns, p.Roots.Links, p.Roots.Chains, p.EmptyTables = nil, nil, nil, nil
 	}
@@ -79,7 +73,7 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 	// dir, which name no run; between windows the preflight proved there
 	// were none, so these are the window's.
 	hostNames(p, &r, fail)
-	removeCgroups(s.Cgroups, p.Scope.Run, &r, fail)
+	removeCgroups(p.Scope.Run, cgroupWait, &r, fail)
 	restoreSysctls(p.Sysctls, &r, fail)
 	if p.RemoveStateDir && p.Scope.StateDir != "" && model.Within(p.Scope.StateDir, p.Scope.StateRoot) && p.Scope.StateDir != p.Scope.StateRoot {
 		if left := mountedBelow(p.Scope.StateDir); len(left) > 0 {
@@ -228,20 +222,106 @@ func removeCRIUTmp(tmp string, r *model.Reclaim, fail func(string, ...any)) {
 	}
 }
 
-// removeCgroups removes the run's cgroup directories, deepest first.
-func removeCgroups(cgs []string, run string, r *model.Reclaim, fail func(string, ...any)) {
-	cgs = slices.Clone(cgs)
-	sort.Slice(cgs, func(i, j int) bool { return len(cgs[i]) > len(cgs[j]) })
-	for _, cg := range cgs {
-		if got, ok := model.RunOfCgroup(cg); !ok || got != run {
-			continue
+// killRun kills every live process the ownership rules tie to the run and
+// waits until each is gone, reading the host again until a read finds none
+// (or killRounds reads were made). A process that outlives its SIGKILL
+// (uninterruptible sleep, a frozen cgroup) is recorded with its state.
+func killRun(ctx context.Context, p Plan, r *model.Reclaim, fail func(string, ...any)) error {
+	for round := 0; round < killRounds; round++ {
+		s, err := host.Capture(ctx, "reclaim", p.Roots, snapshots.Decoys{})
+		if err != nil {
+			return err
 		}
-		if err := unix.Rmdir(cg); err != nil && !errors.Is(err, os.ErrNotExist) {
-			fail("cgroup %s: %v", cg, err)
-			continue
+		var killed []snapshots.Process
+		for _, o := range criteria.OfRun(s, p.Scope, snapshots.Decoys{}) {
+			if o.Process.Zombie() {
+				continue
+			}
+			if err := KillExact(o.Process.ID()); err != nil {
+				fail("pid %d (%s): %v", o.Process.PID, o.Process.Comm, err)
+				continue
+			}
+			killed = append(killed, o.Process)
+			r.Killed = append(r.Killed, model.Killed{PID: o.Process.ID(), Comm: o.Process.Comm, Why: strings.Join(o.Why, ", ")})
 		}
-		r.CgroupsRemoved = append(r.CgroupsRemoved, cg)
+		if len(killed) == 0 {
+			return nil
+		}
+		if alive := WaitGone(killed, killWait); len(alive) > 0 {
+			for _, a := range alive {
+				_, state, _ := host.StartState(a.PID)
+				fail("pid %d (%s) still there %v after SIGKILL (state %s): a process in uninterruptible sleep or a frozen cgroup; thaw it or wait, then `faultwin sweep`", a.PID, a.Comm, killWait, state)
+			}
+			return nil
+		}
 	}
+	return nil
+}
+
+// cgroupWait bounds how long the last resort keeps removing the run's
+// cgroups: an rmdir fails with EBUSY while a task not yet reaped is in it.
+const cgroupWait = 3 * time.Second
+
+// removeCgroups removes the run's cgroup directories in every hierarchy,
+// deepest first, reading the hierarchies again after each pass until none
+// of the run's is left or wait has passed; what is left then is recorded
+// with why (the rmdir's error and the tasks still in it).
+func removeCgroups(run string, wait time.Duration, r *model.Reclaim, fail func(string, ...any)) {
+	if run == "" {
+		return
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		all, gaps := host.Cgroups()
+		cgs := slices.DeleteFunc(all, func(cg string) bool { got, ok := model.RunOfCgroup(cg); return !ok || got != run })
+		if len(cgs) == 0 {
+			return
+		}
+		sort.SliceStable(cgs, func(i, j int) bool { return strings.Count(cgs[i], "/") > strings.Count(cgs[j], "/") })
+		left := map[string]error{}
+		for _, cg := range cgs {
+			if err := unix.Rmdir(cg); err != nil && !errors.Is(err, os.ErrNotExist) {
+				left[cg] = err
+				continue
+			}
+			r.CgroupsRemoved = append(r.CgroupsRemoved, cg)
+		}
+		if len(left) == 0 && len(gaps) == 0 {
+			continue // read again: a pass may uncover nothing new, or what a late task made
+		}
+		if time.Now().After(deadline) {
+			for _, g := range gaps {
+				fail("cgroups not fully read: %s", g)
+			}
+			for _, cg := range slices.Sorted(maps.Keys(left)) {
+				fail("cgroup %s: %v%s", cg, left[cg], cgroupTasks(cg))
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Cgroups removes run's cgroups alone, as Run does, for `faultwin sweep`
+// on a run whose state dir is gone.
+func Cgroups(run string) model.Reclaim {
+	var r model.Reclaim
+	removeCgroups(run, cgroupWait, &r, func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) })
+	return r
+}
+
+// cgroupTasks names the tasks still in cg, for the error that says why it
+// could not be removed.
+func cgroupTasks(cg string) string {
+	b, err := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+	if err != nil {
+		return ""
+	}
+	pids := strings.Fields(string(b))
+	if len(pids) == 0 {
+		return " (no task in it: a child cgroup or a task being torn down holds it)"
+	}
+	return " (tasks still in it: " + strings.Join(pids, " ") + ")"
 }
 
 func restoreSysctls(want map[string]string, r *model.Reclaim, fail func(string, ...any)) {
@@ -287,18 +367,21 @@ func hostStat(pid int) (pidkill.Stat, error) {
 	return st, nil
 }
 
-// WaitGone waits, up to limit, until none of ps is alive; a zombie is dead
-// already, its parent or init reaps it.
-func WaitGone(ps []snapshots.Process, limit time.Duration) {
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		alive := false
-		for _, p := range ps {
-			if st, state, err := host.StartState(p.PID); err == nil && st == p.StartTime && state != "Z" && state != "X" {
-				alive = true
-			}
-		}
-		if !alive {
-			return
+// WaitGone waits, up to limit, until none of ps is alive, and returns the
+// ones still alive then. Each is watched through a pidfd, which turns
+// readable when its process exits; a zombie is dead already, its parent or
+// init reaps it.
+func WaitGone(ps []snapshots.Process, limit time.Duration) []snapshots.Process {
+	ids := make([]model.PID, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID()
+	}
+	alive := pidkill.WaitAll(ids, hostStat, limit)
+	var out []snapshots.Process
+	for _, p := range ps {
+		if slices.Contains(alive, p.ID()) {
+			out = append(out, p)
 		}
 	}
+	return out
 }

@@ -133,3 +133,29 @@ func waitGone(fd int, bound time.Duration) (bool, error) {
 		}
 	}
 }
+
+// WaitAll waits up to limit until every process of ids has exited, each
+// watched through a pidfd opened while its start time still matched, and
+// returns the ones that had not. A pid that names no process, or another
+// one, is gone already.
+func WaitAll(ids []model.PID, stat StatFunc, limit time.Duration) []model.PID {
+	deadline := time.Now().Add(limit)
+	var alive []model.PID
+	for _, id := range ids {
+		fd, err := unix.PidfdOpen(id.PID, 0)
+		if err != nil {
+			continue // ESRCH: gone
+		}
+		st, err := stat(id.PID)
+		if err != nil || st.Start != id.StartTime || st.State == 'Z' || st.State == 'X' {
+			unix.Close(fd)
+			continue
+		}
+		gone, err := waitGone(fd, max(time.Until(deadline), 0))
+		unix.Close(fd)
+		if err == nil && !gone {
+			alive = append(alive, id)
+		}
+	}
+	return alive
+}

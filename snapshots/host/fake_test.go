@@ -161,6 +161,13 @@ func TestFakeSysctlsAndCgroups(t *testing.T) {
 	cg := captureCgroups("testdata/cgroup", inc)
 	want := []string{
 		"testdata/cgroup/cpu/a/b/faultwin_d3",
+		"testdata/cgroup/cpuset/faultwin",
+		"testdata/cgroup/cpuset/faultwin/r1",
+		"testdata/cgroup/cpuset/faultwin/r1/fw2",
+		// nested by a runtime below depth 3, in one hierarchy only: it
+		// keeps fw2 from being removed, so it must be named
+		"testdata/cgroup/cpuset/faultwin/r1/fw2/5f0c",
+		"testdata/cgroup/cpuset/faultwin/r1/fw2/5f0c/inner",
 		"testdata/cgroup/faultwin_v2",
 		"testdata/cgroup/memory/faultwin_r1",
 		"testdata/cgroup/memory/system.slice/criu-x",

@@ -18,6 +18,7 @@ import (
 	"faultwin/criteria"
 	"faultwin/drivers"
 	"faultwin/drivers/catalog"
+	"faultwin/drivers/reclaim"
 	"faultwin/internal/model"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
@@ -78,7 +79,14 @@ type Outcome struct {
 	Host      snapshots.Host
 	// Reclaim is what the last resort removed after a described
 	// supervisor's window (nil for refsup, whose own sweep is all there is).
-	Reclaim  *model.Reclaim
+	Reclaim *model.Reclaim
+	// HostLeft is what the judge of a clean host found once the window was
+	// over: each entry would make the next window INVALID at its
+	// preflight, so whoever runs windows stops there (StopMessage).
+	HostLeft []string
+	// HostLeftAt says when HostLeft was found: "preflight" (the window
+	// found the host unclean and did not run) or "after" (it left it so).
+	HostLeftAt string
 	Started  time.Time
 	Finished time.Time
 	Bugs     []string // the known-bug switches the supervisor ran with
@@ -103,7 +111,9 @@ func (r *Runner) Run(ctx context.Context, w model.Window) (*Outcome, error) {
 	o := &Outcome{Durations: map[string]float64{}, Started: time.Now().UTC(), Host: host.Facts(), Bugs: slices.Clone(r.Bugs)}
 	o.Input.Window, o.Input.Roots = w, r.RootsFor(w)
 	x := &attempt{r: r, ctx: ctx, o: o, in: &o.Input, w: w, run: NewRunID()}
-	x.execute()
+	if x.execute() {
+		x.checkAfter()
+	}
 	o.Finished = time.Now().UTC()
 	if l, err := host.LoadAvg(); err == nil {
 		o.Host.LoadAfter = l
@@ -127,13 +137,18 @@ type attempt struct {
 // execute runs the steps in order. A step that leaves nothing for the next
 // to measure ends the window early; cleanup of what the harness made (the
 // decoys, the driver) runs whatever happened.
-func (x *attempt) execute() {
-	if !x.preflight() || !x.plantDecoys() {
-		return
+// It reports whether the window got past its preflight (so something of
+// it may be left on the host).
+func (x *attempt) execute() bool {
+	if !x.preflight() {
+		return false
+	}
+	if !x.plantDecoys() {
+		return true
 	}
 	defer x.removeDecoys()
 	if !x.openDriver() {
-		return
+		return true
 	}
 	defer x.closeDriver()
 	x.prepareAndTrigger()
@@ -144,6 +159,7 @@ func (x *attempt) execute() {
 	x.sweeps()
 	x.reuse()
 	x.reclaim()
+	return true
 }
 
 // step times f under name and returns its error.
@@ -179,17 +195,40 @@ func (x *attempt) logf(format string, a ...any) {
 // supervisor died) to reap it: give that a moment before judging, so a
 // reaping in flight does not read as a leftover.
 func (x *attempt) preflight() bool {
-	x.capture(criteria.LabelPreflight, &x.in.Preflight)
-	for deadline := time.Now().Add(PreflightZombieWait); x.in.HarnessErr == "" &&
-		OnlyZombies(x.in.Preflight, x.in.Roots) && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
+	j, err := reclaim.JudgeWith(func() (snapshots.Snapshot, error) {
 		x.capture(criteria.LabelPreflight, &x.in.Preflight)
-	}
-	if x.in.HarnessErr != "" || len(criteria.Leftovers(x.in.Preflight, x.in.Roots)) > 0 {
+		if x.in.HarnessErr != "" {
+			return x.in.Preflight, errors.New(x.in.HarnessErr)
+		}
+		return x.in.Preflight, nil
+	}, x.in.Roots)
+	if err != nil || !j.Clean() {
 		x.logf("host unclean or unreadable; not running")
+		x.o.HostLeft, x.o.HostLeftAt = j.Left, "preflight"
+		if err != nil {
+			x.o.HostLeft = []string{"host state unreadable: " + err.Error()}
+		}
 		return false
 	}
 	return true
+}
+
+// checkAfter judges the host once the window is over (its sweeps, its last
+// resort, the decoys removed), with the judge every preflight uses: what
+// it finds would make every later window INVALID, so the caller stops
+// instead (StopMessage).
+func (x *attempt) checkAfter() {
+	j, err := reclaim.Judge(x.ctx, "after", x.in.Roots)
+	switch {
+	case err != nil:
+		x.o.HostLeft = []string{"host state unreadable after the window: " + err.Error()}
+	case !j.Clean():
+		x.o.HostLeft = j.Left
+	}
+	if len(x.o.HostLeft) > 0 {
+		x.o.HostLeftAt = "after"
+		x.logf("host left unclean after the window (%d leftovers)", len(x.o.HostLeft))
+	}
 }
 
 // plantDecoys (step 2).
@@ -312,28 +351,6 @@ func (x *attempt) sweeps() {
 		return err
 	}))
 	x.capture(criteria.LabelAfterSweep2, &x.in.AfterSweep2)
-}
-
-// PreflightZombieWait bounds how long a preflight waits for zombies alone to
-// be reaped before it calls the host unclean. Orphans of a killed supervisor
-// are reaped by init, and some inits (this VM's among them) reap on a timer:
-// a killed orphan was seen to stay a zombie for 7 to 10 s.
-const PreflightZombieWait = 15 * time.Second
-
-// OnlyZombies reports whether s has leftovers and every one of them is a
-// zombie process: without its zombies the snapshot would be clean.
-func OnlyZombies(s snapshots.Snapshot, roots snapshots.Roots) bool {
-	if len(criteria.Leftovers(s, roots)) == 0 {
-		return false
-	}
-	live := s
-	live.Processes = nil
-	for _, p := range s.Processes {
-		if !p.Zombie() {
-			live.Processes = append(live.Processes, p)
-		}
-	}
-	return len(live.Processes) < len(s.Processes) && len(criteria.Leftovers(live, roots)) == 0
 }
 
 func describePre(p model.Precondition) string {

@@ -95,6 +95,14 @@ func Open(cfg Config, repo, results string, prov *Provenance) (*Session, error) 
 	return &Session{Runner: New(cfg), Prov: prov, Rows: w, Results: results}, nil
 }
 
+// StateRoot is where the session's runs keep their state.
+func (s *Session) StateRoot() string {
+	if s.Runner == nil {
+		return model.DefaultStateRoot
+	}
+	return s.Roots.StateRoot
+}
+
 // Record turns an outcome into its row and appends it.
 func (s *Session) Record(o *Outcome) (*rows.Row, error) {
 	row, err := s.Prov.Row(o)

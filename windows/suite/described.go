@@ -99,6 +99,10 @@ func (s *Described) Specs() {
 func (s *Described) runOne(ctx SpecContext, w model.Window) {
 	o, _, err := s.Session.RunAndRecord(ctx, w)
 	Expect(err).NotTo(HaveOccurred())
+	if len(o.HostLeft) > 0 {
+		// One leftover must not make every later window INVALID: stop once.
+		AbortSuite(runner.StopMessage(w.ID, o, -1, s.Session.StateRoot()))
+	}
 	got := review.VerdictOutcome(o.Verdict)
 	AddReportEntry("verdict", got+" "+o.Verdict.Reason)
 	if os.Getenv("FAULTWIN_EXPECT") == "record" {

@@ -1,0 +1,73 @@
+package reclaim
+
+import (
+	"context"
+	"time"
+
+	"faultwin/criteria"
+	"faultwin/snapshots"
+	"faultwin/snapshots/host"
+)
+
+// ZombieWait bounds how long the judge waits for zombies alone to be
+// reaped. Zombies of a killed supervisor's children are reaped by init,
+// and some inits (this VM's among them) reap on a timer: a killed orphan
+// was seen to stay a zombie for 7 to 10 s.
+const ZombieWait = 15 * time.Second
+
+// Judgement is what the judge of a clean host saw: the snapshot it judged,
+// every leftover of any faultwin run in it (criteria.Leftovers), and how
+// long it waited for zombies to be reaped first.
+type Judgement struct {
+	Snapshot snapshots.Snapshot
+	Left     []string
+	Waited   time.Duration
+}
+
+// Clean reports whether nothing of any run was left.
+func (j Judgement) Clean() bool { return len(j.Left) == 0 }
+
+// Judge is the one test of a clean host: hostcheck, a window's preflight,
+// the check after each window's last resort and `faultwin sweep`'s final
+// check all call it, with the same reading and the same ownership rule,
+// so they cannot disagree. A host whose leftovers are zombies alone is
+// read again until they are reaped or ZombieWait passes.
+func Judge(ctx context.Context, label string, roots snapshots.Roots) (Judgement, error) {
+	return JudgeWith(func() (snapshots.Snapshot, error) {
+		return host.Capture(ctx, label, roots, snapshots.Decoys{})
+	}, roots)
+}
+
+// JudgeWith is Judge with the caller's capture (a preflight times its own
+// and marks the window's decoys).
+func JudgeWith(capture func() (snapshots.Snapshot, error), roots snapshots.Roots) (Judgement, error) {
+	var j Judgement
+	s, err := capture()
+	if err != nil {
+		return j, err
+	}
+	for t0 := time.Now(); OnlyZombies(s, roots) && time.Since(t0) < ZombieWait; j.Waited = time.Since(t0) {
+		time.Sleep(50 * time.Millisecond)
+		if s, err = capture(); err != nil {
+			return j, err
+		}
+	}
+	j.Snapshot, j.Left = s, criteria.Leftovers(s, roots) // unreadable parts count as leftovers there
+	return j, nil
+}
+
+// OnlyZombies reports whether s has leftovers and every one of them is a
+// zombie process: without its zombies the snapshot would be clean.
+func OnlyZombies(s snapshots.Snapshot, roots snapshots.Roots) bool {
+	if len(criteria.Leftovers(s, roots)) == 0 {
+		return false
+	}
+	live := s
+	live.Processes = nil
+	for _, p := range s.Processes {
+		if !p.Zombie() {
+			live.Processes = append(live.Processes, p)
+		}
+	}
+	return len(live.Processes) < len(s.Processes) && len(criteria.Leftovers(live, roots)) == 0
+}
