@@ -87,9 +87,9 @@ type Outcome struct {
 	// HostLeftAt says when HostLeft was found: "preflight" (the window
 	// found the host unclean and did not run) or "after" (it left it so).
 	HostLeftAt string
-	Started  time.Time
-	Finished time.Time
-	Bugs     []string // the known-bug switches the supervisor ran with
+	Started    time.Time
+	Finished   time.Time
+	Bugs       []string // the known-bug switches the supervisor ran with
 }
 
 // NewRunID returns a fresh run id: "r" and 8 hex digits.
