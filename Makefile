@@ -22,11 +22,12 @@ STATE_ROOT ?= /var/lib/faultwin/state
 # the Go tests of every other package run in two tiers: `make unit` (no root,
 # nothing on the host: host tests skip there) and `make integration` (the
 # packages that hold host tests, as root, one package at a time).
-SUITES     = -e 'faultwin/windows' -e 'faultwin/windows/mutants' -e 'faultwin/windows/podman' -e 'faultwin/windows/containerd'
+# A ginkgo suite is a package with a *_suite_test.go; every other package is in the Go tiers.
+SUITES     = $$(find windows -name '*_suite_test.go' -printf 'faultwin/%h\n' | sed 's/^/-e /')
 GO_PKGS    = $$($(GO) list ./... | grep -v -x $(SUITES))
 HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u)
 
-.PHONY: deps build lint unit integration test bench run windows windows-podman windows-containerd containerd-in-test podman-in-test hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI,
 ## crictl (the CRI client the containerd-cri windows drive containerd's CRI plugin with)
@@ -62,15 +63,16 @@ lint:
 ## host tests skip, naming `make integration`. Fails when zero tests ran.
 unit:
 	@mkdir -p $(OUT)
-	FAULTWIN_TESTS=unit $(GO) test -count=1 -json $(GO_PKGS) > $(OUT)/unit.json || { \
+	FAULTWIN_TESTS=unit $(GO) test -count=1 -vet=off -json $(GO_PKGS) > $(OUT)/unit.json || { \
 	  $(GO) run ./scripts/testsummary < $(OUT)/unit.json; exit 1; }
 	$(GO) run ./scripts/testsummary < $(OUT)/unit.json
 
 ## integration: the root Go tests (real namespaces, mounts, links, nftables, CRIU, the real
-## supervisor), one package at a time (-p 1): they share host-global state (ip_forward, nft tables)
+## supervisor), one package at a time (-p 1): they share host-global state (ip_forward, nft tables).
+## The image's test is make nightly's (make image-test); go vet is make lint's, so neither tier repeats it
 integration: build
 	@mkdir -p $(OUT)
-	$(GO) test -p 1 -count=1 -json $(HOST_PKGS) > $(OUT)/integration.json || { \
+	$(GO) test -p 1 -count=1 -vet=off -skip '^TestImageRuns$$' -json $(HOST_PKGS) > $(OUT)/integration.json || { \
 	  $(GO) run ./scripts/testsummary < $(OUT)/integration.json; exit 1; }
 	$(GO) run ./scripts/testsummary < $(OUT)/integration.json
 
@@ -95,47 +97,66 @@ windows: build hostcheck $(GINKGO)
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
 	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows
 
-## windows-podman: the podman windows (or LABELS=...) against real podman, conmon, runc and CRIU; rows into
-## RESULTS (default out/podman.jsonl); fails when a verdict is not one windows/podman/expected/outcomes.yaml lists
-PODMAN_RESULTS = $(if $(filter command line environment,$(origin RESULTS)),$(RESULTS),$(OUT)/podman.jsonl)
-windows-podman: build hostcheck $(GINKGO)
+# The described supervisors' suites: every windows/<name>/ with recorded
+# outcomes (expected/outcomes.yaml, learned by `faultwin expect`), so a
+# supervisor added later is in make smoke and make nightly with no edit here.
+DESCRIBED := $(patsubst windows/%/expected/outcomes.yaml,%,$(wildcard windows/*/expected/outcomes.yaml))
+
+## windows-<name> (windows-podman, windows-containerd): one pass of a described supervisor's windows
+## (or LABELS=...) against the real supervisor; rows into out/<name>.jsonl. Fails on an ERROR, a window
+## that measured nothing, a smoke window whose outcome its soak does not support, or a statistically
+## supported drift of the pass's rows from the recorded soak (faultwin drift)
+windows-%: build hostcheck $(GINKGO)
+	@test -f windows/$*/expected/outcomes.yaml || { echo "windows-$*: no windows/$*/expected/outcomes.yaml (suites: $(DESCRIBED))"; exit 64; }
 	@mkdir -p $(OUT)
-	@rm -f $(OUT)/podman-drift.txt
-	FAULTWIN_RESULTS=$(abspath $(PODMAN_RESULTS)) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
-	  FAULTWIN_DRIFT=$(DRIFT) FAULTWIN_DRIFT_FILE=$(OUT)/podman-drift.txt \
-	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=20m --label-filter='$(LABELS)' \
-	  --output-dir=$(OUT) --junit-report=podman-junit.xml --json-report=podman-report.json ./windows/podman
+	rm -f $(OUT)/$*.jsonl
+	FAULTWIN_RESULTS=$(OUT)/$*.jsonl FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=40m --label-filter='$(LABELS)' \
+	  --output-dir=$(OUT) --junit-report=$*-junit.xml --json-report=$*-report.json ./windows/$*
+	$(FAULTWIN) drift --windows windows/$* $(OUT)/$*.jsonl
 
-## windows-containerd: the containerd windows (or LABELS=...) against a real containerd (a daemon per run),
-## its runc v2 shim, runc and CRIU; rows into RESULTS (default out/containerd.jsonl); fails when a verdict is
-## not one windows/containerd/expected/outcomes.yaml lists
-CONTAINERD_RESULTS = $(if $(filter command line environment,$(origin RESULTS)),$(RESULTS),$(OUT)/containerd.jsonl)
-windows-containerd: build hostcheck $(GINKGO)
+## smoke: the smoke set of every described supervisor (make test runs it): its descriptions load, their
+## requires hold, and per operation its most stable window runs end to end, failing on an outcome its
+## soak does not support; rows into out/smoke-<name>.jsonl
+smoke: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
-	@rm -f $(OUT)/containerd-drift.txt
-	FAULTWIN_RESULTS=$(abspath $(CONTAINERD_RESULTS)) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
-	  FAULTWIN_DRIFT=$(DRIFT) FAULTWIN_DRIFT_FILE=$(OUT)/containerd-drift.txt \
-	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=20m --label-filter='$(LABELS)' \
-	  --output-dir=$(OUT) --junit-report=containerd-junit.xml --json-report=containerd-report.json ./windows/containerd
+	@test -n "$(DESCRIBED)" || { echo "smoke: no described suite (windows/*/expected/outcomes.yaml)"; exit 1; }
+	@for d in $(DESCRIBED); do \
+	  rm -f $(OUT)/smoke-$$d.jsonl; \
+	  echo "smoke: $$d"; \
+	  FAULTWIN_RESULTS=$(OUT)/smoke-$$d.jsonl FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	    $(GINKGO) run --fail-on-empty --require-suite --label-filter=smoke --timeout=10m \
+	    --output-dir=$(OUT) --junit-report=smoke-$$d-junit.xml ./windows/$$d || exit 1; \
+	done
 
-# DRIFT=warn reports a podman verdict expected/outcomes.yaml does not list
-# instead of failing on it; make test sets it (see windows/podman).
-DRIFT ?=
+## test: what CI runs (.ci/run), in about 6 minutes on 2 cores: lint, build, the unit and integration
+## tiers, every refsup window, the smoke set of every described supervisor, every mutant, the replay
+## of results/; ends with the time each target took. The full suites are make nightly.
+TEST_TARGETS = deps lint build hostcheck unit integration windows smoke mutants replay
+test:
+	scripts/timed $(TEST_TARGETS)
 
-## test: everything CI runs: unit and integration tests, every window (refsup, podman, containerd), every mutant,
-## replay of results/
-test: deps lint build hostcheck unit integration windows podman-in-test containerd-in-test mutants replay
+## nightly: every window of every supervisor, the slow host tests and the image: what make test runs,
+## then NIGHTLY_N passes (default 3) of each described supervisor's windows as a soak, failing on a
+## statistically supported drift from its recorded soak (faultwin drift, naming the rows to look at),
+## then the harness killed 20 times and the image test
+NIGHTLY_N ?= 3
+nightly:
+	scripts/timed $(TEST_TARGETS) nightly-described nightly-slow
 
-# The podman windows as make test runs them: every window must run and none
-# may be ERROR; a drifted verdict is listed in out/podman-drift.txt.
-podman-in-test:
-	$(MAKE) windows-podman DRIFT=warn
-	@if [[ -s $(OUT)/podman-drift.txt ]]; then echo "podman: verdicts not seen before (findings to review, not failures):"; cat $(OUT)/podman-drift.txt; else echo "podman: every verdict as expected/outcomes.yaml lists"; fi
+nightly-described: build hostcheck
+	@mkdir -p $(OUT)/nightly
+	@for d in $(DESCRIBED); do \
+	  rm -f $(OUT)/nightly/$$d.jsonl; \
+	  echo "nightly: $(NIGHTLY_N) passes of windows/$$d"; \
+	  rc=0; $(FAULTWIN) soak -n $(NIGHTLY_N) --windows windows/$$d --state-root $(STATE_ROOT) --results $(OUT)/nightly/$$d.jsonl || rc=$$?; \
+	  if ((rc != 0 && rc != 1 && rc != 2)); then echo "nightly: windows/$$d: soak exit $$rc (an ERROR, or the host left unclean)"; exit $$rc; fi; \
+	  $(FAULTWIN) drift --windows windows/$$d $(OUT)/nightly/$$d.jsonl || exit 1; \
+	done
 
-# The containerd windows as make test runs them, as podman-in-test does.
-containerd-in-test:
-	$(MAKE) windows-containerd DRIFT=warn
-	@if [[ -s $(OUT)/containerd-drift.txt ]]; then echo "containerd: verdicts not seen before (findings to review, not failures):"; cat $(OUT)/containerd-drift.txt; else echo "containerd: every verdict as expected/outcomes.yaml lists"; fi
+nightly-slow: build
+	FAULTWIN_HARNESS_KILLS=20 $(GO) test -count=1 -v -run '^TestHarnessKilled$$' ./cmd/faultwin
+	$(MAKE) image-test
 
 ## bench: one pass of the refsup windows, the podman landing windows and some containerd windows, then the
 ## ratios side by side (snapshot vs its shell equivalent, refsup's checkpoint and restore vs CRIU on the same

@@ -31,6 +31,8 @@ func verbs() map[string]verb {
 		"merge":     {"check and summarise the rows files of a sharded soak (soak --shard) together", runMerge},
 		"explore":   {"map a timed window: kill at every delay of a range, bisect the boundaries between outcomes", runExplore},
 		"compact":   {"convert a rows file to compact rows (.jsonl.gz): evidence stored once, deltas, gzip", runCompact},
+		"expect":    {"learn a described supervisor's expected outcomes per window from its soaks (expected/outcomes.yaml)", runExpect},
+		"drift":     {"hold new rows of a described supervisor against its expected outcomes; exit 1 on a drift", runDrift},
 		"rows":      {"print rows as plain JSONL (compact files expanded), selected by window, status or criterion", runRows},
 	}
 }

@@ -46,7 +46,7 @@ var rule = map[string][]string{
 	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
-	"windows/suite":                 {"internal/model", "reports/review", "windows/runner"},
+	"windows/suite":                 {"drivers/catalog", "internal/model", "reports/review", "windows/runner"},
 	"windows/podman":                {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/containerd":            {"windows/suite"},
 	// The reference supervisor is the system under test: it speaks to the

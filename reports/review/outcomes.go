@@ -1,11 +1,12 @@
 // Outcomes of windows whose verdicts are findings about a supervisor
-// faultwin did not write: what was seen per window, and whether a new
-// verdict is drift.
+// faultwin did not write: how often each outcome was seen per window in
+// the recorded soaks, and whether new rows drift from that.
 package review
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -16,13 +17,61 @@ import (
 	"faultwin/internal/model"
 )
 
-// Expectations map a window instance to the outcomes accepted for it: the
-// status and the criteria that did not hold ("FAIL P1 P3", "PASS").
-type Expectations map[string][]string
+// Expectations are a supervisor's recorded outcome distribution per window
+// instance, learned from rows files (Learn), never kept by hand: the
+// drift check (Drift) holds new rows against it, and the smoke set (Smoke)
+// is chosen from it.
+type Expectations struct {
+	Supervisor string          `yaml:"supervisor"`
+	Windows    map[string]Seen `yaml:"windows"`
+	// Smoke are the windows make test runs of this supervisor: per
+	// operation, the one whose soak was the most stable (ChooseSmoke).
+	Smoke []string `yaml:"smoke"`
+}
+
+// Seen is one window's outcomes in the rows it was learned from: how many
+// rows showed each outcome ("FAIL P1 P3", "PASS"), from which file, and
+// the median wall time of a row (seconds), which the smoke choice weighs.
+type Seen struct {
+	From     string         `yaml:"from"`
+	Outcomes map[string]int `yaml:"outcomes"`
+	MedianS  float64        `yaml:"median_s"`
+}
+
+// N is the number of rows the window was learned from.
+func (s Seen) N() int {
+	n := 0
+	for _, k := range s.Outcomes {
+		n += k
+	}
+	return n
+}
+
+// Modal is the outcome seen most often (ties: the first in name order) and
+// its count.
+func (s Seen) Modal() (string, int) {
+	best, k := "", -1
+	for _, o := range slices.Sorted(maps.Keys(s.Outcomes)) {
+		if s.Outcomes[o] > k {
+			best, k = o, s.Outcomes[o]
+		}
+	}
+	return best, max(k, 0)
+}
+
+// Stable reports whether every row the window was learned from showed one
+// outcome, over at least MinStable rows.
+func (s Seen) Stable() bool {
+	_, k := s.Modal()
+	return len(s.Outcomes) == 1 && k >= MinStable
+}
+
+// MinStable is the fewest rows that can call a window's outcome stable.
+const MinStable = 10
 
 // VerdictOutcome spells a verdict as an outcome ("FAIL P1 P3", "PASS"). An INVALID or ERROR window
-// measured nothing about podman: only what made it so is kept (F1 for a
-// fault that did not land, PRE for an unclean host), not the other
+// measured nothing about the supervisor: only what made it so is kept (F1
+// for a fault that did not land, PRE for an unclean host), not the other
 // criteria's accidental results.
 func VerdictOutcome(v criteria.Verdict) string {
 	parts := []string{v.Status}
@@ -38,106 +87,105 @@ func VerdictOutcome(v criteria.Verdict) string {
 	return strings.Join(parts, " ")
 }
 
-// Accepts reports whether outcome is no drift for window id: its status was
-// seen for the window, and every criterion it fails failed for the window
-// with that status before. podman's races decide which of the seen
-// leftovers a run shows (its cgroups alone, or its netns too); a status or
-// a failing criterion never seen is what a change in podman or faultwin
-// looks like.
-func (e Expectations) Accepts(id, outcome string) bool {
-	status, crit, _ := strings.Cut(outcome, " ")
-	seen, union := false, map[string]bool{}
-	for _, o := range e[id] {
-		st, cs, _ := strings.Cut(o, " ")
-		if st != status {
-			continue
-		}
-		seen = true
-		for _, c := range strings.Fields(cs) {
-			union[c] = true
-		}
-	}
-	if !seen {
+// SmokeAccepts reports whether one run's outcome of window id is what its
+// soak supports for a smoke run: the one outcome of a stable window, or
+// one the soak saw for a window it never saw settle. A single run cannot
+// carry a statistical verdict; the smoke set is chosen stable so that it
+// need not.
+func (e Expectations) SmokeAccepts(id, outcome string) bool {
+	s, ok := e.Windows[id]
+	if !ok {
 		return false
 	}
-	for _, c := range strings.Fields(crit) {
-		if !union[c] {
-			return false
-		}
+	if s.Stable() {
+		m, _ := s.Modal()
+		return m == outcome
 	}
-	return true
+	return s.Outcomes[outcome] > 0
 }
 
-// ReadExpectations reads file; a missing file is no expectation at all.
+// ReadExpectations reads file. A missing file is an error: every described
+// suite learns its expectations before it runs (faultwin expect).
 func ReadExpectations(file string) (Expectations, error) {
 	b, err := os.ReadFile(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return Expectations{}, nil
-	}
 	if err != nil {
-		return nil, err
+		return Expectations{}, fmt.Errorf("%w: learn them from a soak with `faultwin expect`", err)
 	}
 	var e Expectations
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&e); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return Expectations{}, fmt.Errorf("%s: %w", file, err)
 	}
-	for id, outs := range e {
-		for _, o := range outs {
+	for _, id := range slices.Sorted(maps.Keys(e.Windows)) {
+		s := e.Windows[id]
+		if len(s.Outcomes) == 0 {
+			return Expectations{}, fmt.Errorf("%s: windows.%s.outcomes: empty: a window is learned from at least one row", file, id)
+		}
+		for o, k := range s.Outcomes {
 			st, _, _ := strings.Cut(o, " ")
 			if !slices.Contains(model.Statuses, st) {
-				return nil, fmt.Errorf("%s: %s: outcome %q does not start with PASS, FAIL, INVALID or ERROR", file, id, o)
+				return Expectations{}, fmt.Errorf("%s: windows.%s.outcomes: %q does not start with PASS, FAIL, INVALID or ERROR", file, id, o)
 			}
+			if k <= 0 {
+				return Expectations{}, fmt.Errorf("%s: windows.%s.outcomes.%q: count %d, want at least 1", file, id, o, k)
+			}
+		}
+	}
+	for _, id := range e.Smoke {
+		if _, ok := e.Windows[id]; !ok {
+			return Expectations{}, fmt.Errorf("%s: smoke: %s has no outcomes under windows", file, id)
 		}
 	}
 	return e, nil
 }
 
-// Check reports windows without an expectation and expectations of no
-// registered window.
+// Check reports registered windows without outcomes, outcomes of no
+// registered window, and an operation with no smoke window.
 func (e Expectations) Check(ws []model.Window) error {
 	var errs []error
 	ids := map[string]bool{}
+	ops := map[string]bool{}
 	for _, w := range ws {
 		ids[w.ID] = true
-		if len(e[w.ID]) == 0 {
-			errs = append(errs, fmt.Errorf("%s has no expected outcome: run it with FAULTWIN_EXPECT=record and review the row", w.ID))
+		ops[w.Operation] = true
+		if _, ok := e.Windows[w.ID]; !ok {
+			errs = append(errs, fmt.Errorf("%s has no recorded outcomes: soak it and learn them with `faultwin expect`", w.ID))
 		}
 	}
-	for id := range e {
+	for _, id := range slices.Sorted(maps.Keys(e.Windows)) {
 		if !ids[id] {
-			errs = append(errs, fmt.Errorf("%s is not a registered window: remove its expected outcomes", id))
+			errs = append(errs, fmt.Errorf("%s is not a registered window: learn the expectations again", id))
+		}
+	}
+	covered := map[string]bool{}
+	for _, id := range e.Smoke {
+		for _, w := range ws {
+			if w.ID == id {
+				covered[w.Operation] = true
+			}
+		}
+	}
+	for _, op := range slices.Sorted(maps.Keys(ops)) {
+		if !covered[op] {
+			errs = append(errs, fmt.Errorf("operation %s has no smoke window: learn the expectations again", op))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// Add records an outcome for id.
-func (e Expectations) Add(id, outcome string) {
-	if !slices.Contains(e[id], outcome) {
-		e[id] = append(e[id], outcome)
-		slices.Sort(e[id])
-	}
-}
-
-// Write writes e in window order with a header.
+// Write writes e with a header saying where it came from.
 func (e Expectations) Write(file string) error {
-	ids := make([]string, 0, len(e))
-	for id := range e {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, model.CompareIDs)
 	var b strings.Builder
-	b.WriteString("# Outcomes seen per podman window: status, then the criteria that did not\n")
-	b.WriteString("# hold. The podman suite fails on an outcome not listed here (drift).\n")
-	b.WriteString("# Add outcomes only after reading their rows: FAULTWIN_EXPECT=record.\n")
-	for _, id := range ids {
-		q := make([]string, len(e[id]))
-		for i, o := range e[id] {
-			q[i] = fmt.Sprintf("%q", o)
-		}
-		fmt.Fprintf(&b, "%s: [%s]\n", id, strings.Join(q, ", "))
+	fmt.Fprintf(&b, "# Outcomes of each %s window in its recorded soak: status, then the\n", e.Supervisor)
+	b.WriteString("# criteria that did not hold, with how many rows showed each. Written by\n")
+	b.WriteString("# `faultwin expect`, never by hand: a nightly's rows drift when an outcome's\n")
+	b.WriteString("# share moves beyond what these counts support (faultwin drift); the smoke\n")
+	b.WriteString("# windows run in make test, one per operation, the most stable.\n")
+	out, err := yaml.Marshal(e)
+	if err != nil {
+		return err
 	}
+	b.Write(out)
 	return os.WriteFile(file, []byte(b.String()), 0o644)
 }

@@ -1,13 +1,18 @@
 package review
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/rows"
 )
 
 func TestVerdictOutcome(t *testing.T) {
@@ -30,62 +35,202 @@ func TestVerdictOutcome(t *testing.T) {
 	}
 }
 
-func TestExpectationsAccepts(t *testing.T) {
-	e := Expectations{
-		"PR1_150": {"FAIL P1 P3", "FAIL P2 P3", "PASS"},
-		"PC4":     {"PASS"},
+// row is a recorded row of window id whose criteria spell outcome
+// ("FAIL P1 P3", "PASS"), taking secs of wall time.
+func row(id, outcome string, secs float64) rows.Row {
+	st, crit, _ := strings.Cut(outcome, " ")
+	var rs []criteria.Result
+	for _, c := range strings.Fields(crit) {
+		rs = append(rs, criteria.Result{ID: c, Judged: true, Pass: false})
 	}
+	b, _ := json.Marshal(rs)
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	return rows.Row{Window: model.Window{ID: id}, Status: st, Criteria: b, Hash: fmt.Sprintf("%s-%s-%v", id, outcome, secs),
+		Run: rows.Run{Started: t0, Finished: t0.Add(time.Duration(secs * float64(time.Second)))}}
+}
+
+func repeat(id, outcome string, n int) []rows.Row {
+	var out []rows.Row
+	for i := 0; i < n; i++ {
+		out = append(out, row(id, outcome, 2+float64(i)/10))
+	}
+	return out
+}
+
+func TestSmokeAccepts(t *testing.T) {
+	e := Expectations{Windows: map[string]Seen{
+		"PD2":    {Outcomes: map[string]int{"FAIL P3": 10}},
+		"CS1_20": {Outcomes: map[string]int{"PASS": 10}},
+		"PCL15":  {Outcomes: map[string]int{"PASS": 9, "INVALID F1": 1}},
+		"PD1_20": {Outcomes: map[string]int{"PASS": 3}}, // too few rows to call stable
+	}}
 	for _, tc := range []struct {
 		id, outcome string
 		want        bool
 	}{
-		{"PR1_150", "PASS", true},
-		{"PR1_150", "FAIL P1 P3", true},
-		{"PR1_150", "FAIL P1 P2 P3", true}, // every criterion failed before, together or not
-		{"PR1_150", "FAIL P3", true},
-		{"PR1_150", "FAIL P6", false},    // a criterion never failed here
-		{"PR1_150", "INVALID F1", false}, // a status never seen here
-		{"PC4", "FAIL P3", false},        // a window that always passed now fails
-		{"PC9", "PASS", false},           // no expectation at all
+		{"PD2", "FAIL P3", true},
+		{"PD2", "FAIL P1 P3", false}, // a stable window must show its one outcome
+		{"PD2", "PASS", false},
+		{"CS1_20", "PASS", true},
+		{"CS1_20", "FAIL P1", false},
+		{"PCL15", "INVALID F1", true}, // seen in its soak
+		{"PCL15", "FAIL P3", false},   // never seen
+		{"PD1_20", "PASS", true},
+		{"PD1_20", "FAIL P3", false},
+		{"PC9", "PASS", false}, // no expectation at all
 	} {
-		if got := e.Accepts(tc.id, tc.outcome); got != tc.want {
-			t.Errorf("Accepts(%s, %q) = %v, want %v", tc.id, tc.outcome, got, tc.want)
+		if got := e.SmokeAccepts(tc.id, tc.outcome); got != tc.want {
+			t.Errorf("SmokeAccepts(%s, %q) = %v, want %v", tc.id, tc.outcome, got, tc.want)
 		}
 	}
 }
 
+func TestFisherGreater(t *testing.T) {
+	for _, tc := range []struct {
+		a, n, b, m int
+		want       float64
+	}{
+		{1, 1, 0, 10, 1.0 / 11},     // one new outcome in one run against ten soaked runs
+		{2, 2, 0, 10, 1.0 / 66},     // twice in two runs
+		{1, 1, 0, 20, 1.0 / 21},     // once against twenty
+		{3, 3, 5, 10, 252.0 / 1287}, // a coin-flip outcome three times in three
+		{0, 3, 5, 10, 1},            // never at least as high as nothing
+	} {
+		if got := FisherGreater(tc.a, tc.n, tc.b, tc.m); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("FisherGreater(%d/%d vs %d/%d) = %.7f, want %.7f", tc.a, tc.n, tc.b, tc.m, got, tc.want)
+		}
+	}
+}
+
+// TestDrift: a planted drift fails, a mix of outcomes the soak saw holds,
+// and one run of a never-seen outcome is not yet a drift.
+func TestDrift(t *testing.T) {
+	e := Expectations{Windows: map[string]Seen{
+		"CS1_20": {Outcomes: map[string]int{"PASS": 10}},
+		"PC1_50": {Outcomes: map[string]int{"PASS": 8, "FAIL P3": 2}},
+		"PRL12":  {Outcomes: map[string]int{"FAIL P2 P3": 10}},
+	}}
+	// Seen before: PC1_50 at 2 of 3 FAIL P3 (the soak had it 2 of 10),
+	// CS1_20 passing, PRL12 as always.
+	var held []rows.Row
+	held = append(held, repeat("CS1_20", "PASS", 3)...)
+	held = append(held, row("PC1_50", "PASS", 3), row("PC1_50", "FAIL P3", 3), row("PC1_50", "FAIL P3", 3.1))
+	held = append(held, repeat("PRL12", "FAIL P2 P3", 3)...)
+	shifts, unknown := Drift(e, held)
+	for _, s := range shifts {
+		if s.Drift {
+			t.Errorf("a seen-before mix called drift: %s", s)
+		}
+	}
+	if len(unknown) != 0 {
+		t.Errorf("unknown %v", unknown)
+	}
+	// Planted: CS1_20 fails P1 in 3 of 3 (never in its soak), PRL12 now
+	// passes 3 of 3.
+	var planted []rows.Row
+	planted = append(planted, repeat("CS1_20", "FAIL P1", 3)...)
+	planted = append(planted, repeat("PRL12", "PASS", 3)...)
+	planted = append(planted, row("PX9", "PASS", 1))
+	shifts, unknown = Drift(e, planted)
+	var drifted []string
+	for _, s := range shifts {
+		if s.Drift {
+			drifted = append(drifted, s.Window+" "+s.Outcome)
+			if len(s.Rows) != 3 {
+				t.Errorf("%s: rows to look at %v, want the 3 that showed it", s, s.Rows)
+			}
+		}
+	}
+	if strings.Join(drifted, ", ") != "CS1_20 FAIL P1, PRL12 PASS" {
+		t.Errorf("drifted %q, want CS1_20 FAIL P1 and PRL12 PASS", drifted)
+	}
+	if strings.Join(unknown, ",") != "PX9" {
+		t.Errorf("unknown %v, want PX9", unknown)
+	}
+	// One run of a never-seen outcome: p = 1/11, not yet a drift.
+	shifts, _ = Drift(e, []rows.Row{row("CS1_20", "FAIL P1", 2)})
+	if len(shifts) != 1 || shifts[0].Drift || math.Abs(shifts[0].P-1.0/11) > 1e-9 {
+		t.Errorf("one run: %v", shifts)
+	}
+}
+
+func TestLearnAndSmoke(t *testing.T) {
+	old := append(repeat("PD2", "PASS", 10), repeat("PR4", "PASS", 10)...)
+	newer := append(repeat("PD2", "FAIL P3", 10), repeat("PD1_20", "PASS", 6)...)
+	newer = append(newer, repeat("PD1_20", "FAIL P3", 4)...)
+	newer = append(newer, repeat("PC1_50", "INVALID F1", 10)...)
+	e, missing := Learn("podman", []string{"PD1_20", "PD2", "PR4", "PC1_50", "PS9"},
+		map[string][]rows.Row{"old.jsonl": old, "new.jsonl": newer}, []string{"old.jsonl", "new.jsonl"})
+	if got := e.Windows["PD2"]; got.From != "new.jsonl" || got.Outcomes["FAIL P3"] != 10 || got.N() != 10 {
+		t.Errorf("PD2 learned %+v, want the newer file's 10 FAIL P3", got)
+	}
+	if got := e.Windows["PR4"]; got.From != "old.jsonl" || !got.Stable() {
+		t.Errorf("PR4 learned %+v, want the old file's rows (the newer has none)", got)
+	}
+	if e.Windows["PD2"].MedianS != 2.5 {
+		t.Errorf("median %v, want 2.5", e.Windows["PD2"].MedianS)
+	}
+	if strings.Join(missing, ",") != "PS9" {
+		t.Errorf("missing %v", missing)
+	}
+	ws := []model.Window{{ID: "PD1_20", Operation: "rm"}, {ID: "PD2", Operation: "rm"}, {ID: "PR4", Operation: "restore"}, {ID: "PC1_50", Operation: "checkpoint"}}
+	// rm: PD2 (10 of 10) over PD1_20 (6 of 10); checkpoint: nothing
+	// measured, so no smoke window, which Check then names.
+	if got := strings.Join(ChooseSmoke(e, ws), ","); got != "PD2,PR4" {
+		t.Errorf("smoke %s, want PD2,PR4", got)
+	}
+	// Equal shares: the window whose kill is tied to a phase is chosen over
+	// the one killed some milliseconds in, though that one is quicker.
+	e.Windows["PR1_250"] = Seen{Outcomes: map[string]int{"FAIL P2 P3": 10}, MedianS: 1}
+	e.Windows["PRL12"] = Seen{Outcomes: map[string]int{"FAIL P2 P3": 10}, MedianS: 3}
+	timed := model.Window{ID: "PR1_250", Operation: "stop", Fault: model.Fault{DelayMS: 250}}
+	landing := model.Window{ID: "PRL12", Operation: "stop", Fault: model.Fault{DelayMS: 1, LandsIn: "runc"}}
+	if got := strings.Join(ChooseSmoke(e, append(ws, timed, landing)), ","); got != "PD2,PR4,PRL12" {
+		t.Errorf("smoke %s, want PD2,PR4,PRL12", got)
+	}
+	e.Smoke = ChooseSmoke(e, ws)
+	if err := e.Check(ws); err == nil || !strings.Contains(err.Error(), "operation checkpoint has no smoke window") {
+		t.Errorf("check: %v", err)
+	}
+}
+
 func TestExpectationsFile(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "outcomes.yaml")
-	e := Expectations{}
-	e.Add("W3_30", "PASS")
-	e.Add("W3_30", "FAIL P1")
-	e.Add("W3_30", "PASS")
-	e.Add("W1", "PASS")
+	f := filepath.Join(t.TempDir(), "outcomes.yaml")
+	e := Expectations{Supervisor: "podman", Smoke: []string{"W1"}, Windows: map[string]Seen{
+		"W1":    {From: "results/x.jsonl.gz", Outcomes: map[string]int{"PASS": 10}, MedianS: 2.1},
+		"W3_30": {From: "results/x.jsonl.gz", Outcomes: map[string]int{"PASS": 7, "FAIL P1": 3}, MedianS: 3},
+	}}
 	if err := e.Write(f); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(f)
-	if !strings.Contains(string(b), "W1: [\"PASS\"]\nW3_30: [\"FAIL P1\", \"PASS\"]\n") {
+	if !strings.HasPrefix(string(b), "# Outcomes of each podman window") || !strings.Contains(string(b), "faultwin expect") {
 		t.Errorf("written:\n%s", b)
 	}
 	back, err := ReadExpectations(f)
-	if err != nil || len(back["W3_30"]) != 2 {
-		t.Fatalf("read back %v, %v", back, err)
+	if err != nil || back.Windows["W3_30"].Outcomes["FAIL P1"] != 3 || back.Smoke[0] != "W1" {
+		t.Fatalf("read back %+v, %v", back, err)
 	}
-	if err := back.Check([]model.Window{{ID: "W1"}, {ID: "W2"}}); err == nil ||
-		!strings.Contains(err.Error(), "W2 has no expected outcome") || !strings.Contains(err.Error(), "W3_30 is not a registered window") {
+	if err := back.Check([]model.Window{{ID: "W1", Operation: "restore"}, {ID: "W2", Operation: "destroy"}}); err == nil ||
+		!strings.Contains(err.Error(), "W2 has no recorded outcomes") || !strings.Contains(err.Error(), "W3_30 is not a registered window") ||
+		!strings.Contains(err.Error(), "operation destroy has no smoke window") {
 		t.Errorf("check: %v", err)
 	}
-	if err := os.WriteFile(f, []byte("W1: [\"MAYBE\"]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadExpectations(f); err == nil || !strings.Contains(err.Error(), `outcome "MAYBE" does not start with PASS`) {
-		t.Errorf("bad status accepted: %v", err)
-	}
-	if err := os.WriteFile(f, []byte("W1: {status: PASS}\n"), 0o644); err == nil {
-		if _, err := ReadExpectations(f); err == nil {
-			t.Error("a mapping instead of a list was accepted")
+	for bad, want := range map[string]string{
+		"supervisor: x\nwindows: {W1: {from: a, outcomes: {MAYBE: 1}}}\n":             `"MAYBE" does not start with PASS`,
+		"supervisor: x\nwindows: {W1: {from: a, outcomes: {PASS: 0}}}\n":              "count 0",
+		"supervisor: x\nwindows: {W1: {from: a, outcomes: {}}}\n":                     "windows.W1.outcomes: empty",
+		"supervisor: x\nwindows: {W1: {from: a, outcomes: {PASS: 1}}}\nsmoke: [W9]\n": "smoke: W9 has no outcomes",
+		"W1: [PASS]\n": "field W1 not found",
+	} {
+		if err := os.WriteFile(f, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
 		}
+		if _, err := ReadExpectations(f); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", bad, err, want)
+		}
+	}
+	if _, err := ReadExpectations(filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "faultwin expect") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

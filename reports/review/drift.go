@@ -1,0 +1,183 @@
+package review
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"faultwin/internal/model"
+	"faultwin/reports/rows"
+)
+
+// DriftAlpha is the level at which an outcome's share in new rows is
+// called moved from its soak's: a one-sided Fisher exact test, so one run
+// showing an outcome ten soaked runs never showed (p = 1/11) is not yet a
+// drift, and two runs of it (p = 1/66) are.
+const DriftAlpha = 0.05
+
+// DriftRule says, for a report's reader, what Drift decides.
+const DriftRule = "drift: an outcome whose share in the new rows exceeds its share in the window's soak by a one-sided Fisher exact test at p < 0.05"
+
+// Shift is one outcome of one window whose share moved up in new rows.
+type Shift struct {
+	Window  string
+	Outcome string
+	Got, N  int     // rows of the outcome, and of the window, in the new rows
+	Was, Of int     // the same in the soak
+	P       float64 // the test's p-value
+	Drift   bool    // P < DriftAlpha
+	// Rows are the hashes of the new rows that showed the outcome, the
+	// rows to look at.
+	Rows []string
+}
+
+func (s Shift) String() string {
+	return fmt.Sprintf("%s: %q in %d of %d new rows, %d of %d in its soak (p = %.3f)", s.Window, s.Outcome, s.Got, s.N, s.Was, s.Of, s.P)
+}
+
+// Drift holds new rows against e, window by window: for each outcome the
+// new rows show, how likely a share at least that high is if the window
+// still behaves as its soak did. An outcome the soak showed at a higher
+// share is never a drift (it is an outcome getting rarer, which the
+// other outcomes' shares then show). Windows e has no outcomes for are
+// returned in unknown.
+func Drift(e Expectations, rs []rows.Row) (shifts []Shift, unknown []string) {
+	byWindow := map[string][]rows.Row{}
+	for _, r := range rs {
+		byWindow[r.Window.ID] = append(byWindow[r.Window.ID], r)
+	}
+	ids := slices.SortedFunc(maps.Keys(byWindow), model.CompareIDs)
+	for _, id := range ids {
+		seen, ok := e.Windows[id]
+		if !ok {
+			unknown = append(unknown, id)
+			continue
+		}
+		got := map[string][]string{}
+		for _, r := range byWindow[id] {
+			o := RowOutcome(r)
+			got[o] = append(got[o], r.Hash)
+		}
+		n, of := len(byWindow[id]), seen.N()
+		for _, o := range slices.Sorted(maps.Keys(got)) {
+			k, was := len(got[o]), seen.Outcomes[o]
+			if float64(k)/float64(n) <= float64(was)/float64(of) {
+				continue
+			}
+			p := FisherGreater(k, n, was, of)
+			shifts = append(shifts, Shift{Window: id, Outcome: o, Got: k, N: n, Was: was, Of: of, P: p, Drift: p < DriftAlpha, Rows: got[o]})
+		}
+	}
+	return shifts, unknown
+}
+
+// FisherGreater is the one-sided p-value of Fisher's exact test that the
+// share a/n exceeds b/m: the chance, with the a+b occurrences spread at
+// random over the n+m rows, that the first n hold at least a of them.
+func FisherGreater(a, n, b, m int) float64 {
+	total, k := n+m, a+b
+	lc := func(x, y int) float64 { return lgamma(x+1) - lgamma(y+1) - lgamma(x-y+1) }
+	denom := lc(total, k)
+	p := 0.0
+	for x := a; x <= min(n, k); x++ {
+		if k-x > m {
+			continue
+		}
+		p += math.Exp(lc(n, x) + lc(m, k-x) - denom)
+	}
+	return min(p, 1)
+}
+
+func lgamma(x int) float64 {
+	v, _ := math.Lgamma(float64(x))
+	return v
+}
+
+// Learn counts, for each window of ids, the outcomes of its rows in the
+// last of files (in the order given) that holds rows of it, so a newer
+// soak replaces an older one window by window. The row's wall time gives
+// the window's median. A window no file has rows of is returned in
+// missing.
+func Learn(supervisor string, ids []string, files map[string][]rows.Row, order []string) (e Expectations, missing []string) {
+	e = Expectations{Supervisor: supervisor, Windows: map[string]Seen{}}
+	for _, id := range ids {
+		for i := len(order) - 1; i >= 0; i-- {
+			var secs []float64
+			seen := Seen{From: filepath.ToSlash(order[i]), Outcomes: map[string]int{}}
+			for _, r := range files[order[i]] {
+				if r.Window.ID != id {
+					continue
+				}
+				seen.Outcomes[RowOutcome(r)]++
+				secs = append(secs, r.Run.Finished.Sub(r.Run.Started).Seconds())
+			}
+			if len(secs) == 0 {
+				continue
+			}
+			sort.Float64s(secs)
+			seen.MedianS = math.Round(secs[len(secs)/2]*10) / 10
+			e.Windows[id] = seen
+			break
+		}
+		if _, ok := e.Windows[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	return e, missing
+}
+
+// ChooseSmoke picks, for each operation of ws, the window make test runs:
+// the one whose soak showed its commonest outcome in the largest share of
+// its rows, an outcome that is a measurement (PASS or FAIL, never INVALID
+// or ERROR); among equals one whose kill is tied to a phase (a named
+// point, or a phase the kill must land in) over one killed a number of
+// milliseconds in, wherever this machine's speed puts that; then the one
+// with more rows, then the quicker, then the first by id.
+func ChooseSmoke(e Expectations, ws []model.Window) []string {
+	best := map[string]string{}
+	pinned := map[string]bool{}
+	for _, w := range ws {
+		pinned[w.ID] = !w.Timed() || w.Fault.LandsIn != ""
+	}
+	better := func(a, b string) bool { // a better than b
+		sa, sb := e.Windows[a], e.Windows[b]
+		_, ka := sa.Modal()
+		_, kb := sb.Modal()
+		ra, rb := float64(ka)/float64(sa.N()), float64(kb)/float64(sb.N())
+		switch {
+		case ra != rb:
+			return ra > rb
+		case pinned[a] != pinned[b]:
+			return pinned[a]
+		case sa.N() != sb.N():
+			return sa.N() > sb.N()
+		case sa.MedianS != sb.MedianS:
+			return sa.MedianS < sb.MedianS
+		}
+		return model.CompareIDs(a, b) < 0
+	}
+	for _, w := range ws {
+		s, ok := e.Windows[w.ID]
+		if !ok {
+			continue
+		}
+		if m, _ := s.Modal(); !measured(m) {
+			continue
+		}
+		if cur, ok := best[w.Operation]; !ok || better(w.ID, cur) {
+			best[w.Operation] = w.ID
+		}
+	}
+	out := slices.Collect(maps.Values(best))
+	slices.SortFunc(out, model.CompareIDs)
+	return out
+}
+
+func measured(outcome string) bool {
+	st, _, _ := strings.Cut(outcome, " ")
+	return st == model.StatusPass || st == model.StatusFail
+}
