@@ -315,18 +315,32 @@ func TestLeftoversDescribed(t *testing.T) {
 		Cgroups: []string{"/sys/fs/cgroup/faultwin", "/sys/fs/cgroup/faultwin/r6", "/sys/fs/cgroup/faultwin/r6/conmon"},
 	}
 	g := NewWithT(t)
+	// A dead run's cgroups are leftovers at the preflight even where the
+	// description keeps them by design (P3 excuses them): run r6's parent
+	// and conmon cgroups stop the next window.
+	g.Expect(criteria.Leftovers(clean, roots)).To(Equal([]string{
+		"cgroup /sys/fs/cgroup/faultwin/r6: of run r6",
+		"cgroup /sys/fs/cgroup/faultwin/r6/conmon: of run r6",
+	}))
+	// Rows recorded before that rule judge as they were judged.
+	old := roots
+	old.RunCgroupsLeft = false
+	g.Expect(criteria.Leftovers(clean, old)).To(BeEmpty())
+	clean.Cgroups = []string{"/sys/fs/cgroup/faultwin"}
 	g.Expect(criteria.Leftovers(clean, roots)).To(BeEmpty())
 
 	dirty := clean
 	dirty.Links = append(dirty.Links, snapshots.Link{Name: "podman0", Kind: "bridge"}, snapshots.Link{Name: "veth3", Kind: "veth"})
 	dirty.Mounts = append(dirty.Mounts, snapshots.Mount{MountPoint: "/run/netns/netns-77", FSType: "nsfs"})
 	dirty.Tables = netavark(true)
-	dirty.Cgroups = append(dirty.Cgroups, "/sys/fs/cgroup/faultwin/r6/libpod-1")
+	dirty.Cgroups = append(dirty.Cgroups, "/sys/fs/cgroup/faultwin/r6", "/sys/fs/cgroup/faultwin/r6/conmon", "/sys/fs/cgroup/faultwin/r6/libpod-1")
 	g.Expect(criteria.Leftovers(dirty, roots)).To(Equal([]string{
 		"mount /run/netns/netns-77 (nsfs): named netns",
 		"link podman0 (bridge): declared by the driver",
 		"link veth3 (veth): declared by the driver",
 		"chain ip nat NETAVARK-1D8721804F16F",
+		"cgroup /sys/fs/cgroup/faultwin/r6: of run r6",
+		"cgroup /sys/fs/cgroup/faultwin/r6/conmon: of run r6",
 		"cgroup /sys/fs/cgroup/faultwin/r6/libpod-1: of run r6",
 	}))
 

@@ -27,6 +27,11 @@ type Roots struct {
 	// "cgroup /faultwin/*/conmon"): captured and shown, never judged as a
 	// run's leftover. The driver description must say why for each.
 	Shared []string `json:"shared,omitempty"`
+	// RunCgroupsLeft makes a dead run's cgroup a leftover at the preflight
+	// whatever Shared says: kept by design from one run to the next is a
+	// host-global name, never a cgroup named for one run. Rows recorded
+	// before it existed lack it and judge as they were judged.
+	RunCgroupsLeft bool `json:"run_cgroups_left,omitempty"`
 }
 
 // DefaultRoots returns the roots of a refsup state root.
@@ -38,5 +43,7 @@ func DefaultRoots(stateRoot string) Roots {
 		X11Dir:      "/tmp/.X11-unix",
 		TmpDir:      "/tmp",
 		Sysctls:     []string{model.IPForward},
+
+		RunCgroupsLeft: true,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -239,4 +240,39 @@ func timedRestoreKillCRIUFirst(t *testing.T, ms int) bool {
 		return false
 	}
 	return true
+}
+
+// TestSweepKillsNetnsJoiner: a process with no tag of the run that joined
+// only a session's network namespace (nsenter --net, from the host's other
+// namespaces) keeps that namespace alive after the session is gone; the
+// sweep kills it as the run's, since the run made that namespace.
+func TestSweepKillsNetnsJoiner(t *testing.T) {
+	e := newEnv(t)
+	e.serve()
+	s := e.create()
+	joiner := exec.Command("/usr/bin/nsenter", "--net="+s.Netns, "/bin/sleep", "1014")
+	joiner.Env = []string{}
+	if err := joiner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = joiner.Process.Kill(); _, _ = joiner.Process.Wait() })
+	done := make(chan error, 1)
+	go func() { done <- joiner.Wait() }()
+	time.Sleep(200 * time.Millisecond) // nsenter has exec'd sleep
+	e.killDaemon()
+	rep := e.sweep()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the sweep left pid %d, which joined session %s's network namespace: %+v", joiner.Process.Pid, s.Session, rep)
+	}
+	killed := false
+	for _, k := range rep.Killed {
+		if k.PID.PID == joiner.Process.Pid && strings.Contains(k.Why, "network namespace") {
+			killed = true
+		}
+	}
+	if !killed {
+		t.Errorf("the sweep's report does not name pid %d killed through the network namespace: %+v", joiner.Process.Pid, rep.Killed)
+	}
 }

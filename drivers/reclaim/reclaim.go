@@ -319,7 +319,13 @@ func cgroupTasks(cg string) string {
 	}
 	pids := strings.Fields(string(b))
 	if len(pids) == 0 {
-		return " (no task in it: a child cgroup or a task being torn down holds it)"
+		ents, _ := os.ReadDir(cg)
+		for _, e := range ents {
+			if e.IsDir() {
+				return " (no task in it; its child cgroup " + e.Name() + " is still there)"
+			}
+		}
+		return " (no task in it: a task being torn down holds it)"
 	}
 	return " (tasks still in it: " + strings.Join(pids, " ") + ")"
 }

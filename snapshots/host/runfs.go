@@ -19,6 +19,11 @@ import (
 type runFS struct {
 	devs map[uint64]bool   // unix.Mkdev of a run filesystem
 	pins map[uint64]string // namespace inode an nsfs mount in scope pins -> kind
+	// ids are the mount ids of the run filesystems' mounts in the harness's
+	// table -> their device. A file opened through a run's overlay has the
+	// lower or upper layer's device and inode, not the overlay's; the mount
+	// its descriptor was opened through (fdinfo's mnt_id) is the overlay.
+	ids map[int]uint64
 	// at are the harness's own mount points of the run filesystems, in
 	// scope or not: a descriptor of a process in the harness's mount
 	// namespace whose path lies under none of them is on no run
@@ -30,7 +35,7 @@ type runFS struct {
 }
 
 func newRunFS() runFS {
-	return runFS{devs: map[uint64]bool{}, pins: map[uint64]string{}, at: new([]string)}
+	return runFS{devs: map[uint64]bool{}, pins: map[uint64]string{}, ids: map[int]uint64{}, at: new([]string)}
 }
 
 // mayHold reports whether a descriptor whose path the harness reads as
@@ -159,6 +164,7 @@ func readRunFS(root string, roots snapshots.Roots) (runFS, error) {
 	for _, i := range infos {
 		if r.devs[mkdev(i)] {
 			*r.at = append(*r.at, i.Mountpoint)
+			r.ids[i.ID] = mkdev(i)
 		}
 	}
 	return r, nil

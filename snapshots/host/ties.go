@@ -137,14 +137,38 @@ func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) []snapshots.Held
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Stat(filepath.Join(dir, fd.fd), &st) == nil && ps.runFS.devs[st.Dev] {
+		if unix.Stat(filepath.Join(dir, fd.fd), &st) != nil {
+			continue
+		}
+		if ps.runFS.devs[st.Dev] {
 			add(snapshots.Held{Dev: devString(st.Dev), Ino: st.Ino})
+		} else if dev, ok := ps.runFS.ids[fdMountID(ps.root, pid, fd.fd)]; ok {
+			// opened through a run's overlay: a layer's device and inode,
+			// the overlay's mount
+			add(snapshots.Held{Dev: devString(dev), Ino: st.Ino})
 		}
 	}
 	for _, h := range ps.mapped(pid) {
 		add(h)
 	}
 	return out
+}
+
+// fdMountID reads the id of the mount a descriptor was opened through, or
+// -1. Equivalent to: grep mnt_id /proc/<pid>/fdinfo/<fd>.
+func fdMountID(root string, pid int, fd string) int {
+	b, err := os.ReadFile(filepath.Join(root, strconv.Itoa(pid), "fdinfo", fd))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "mnt_id:"); ok {
+			if id, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return id
+			}
+		}
+	}
+	return -1
 }
 
 // mapped reads the mappings of pid on a run filesystem: by PROCMAP_QUERY
