@@ -66,7 +66,7 @@ var _ = SynchronizedAfterSuite(func() {}, gexec.CleanupBuildArtifacts)
 // checkpoint), the operation, two sweeps and four snapshots.
 const windowTimeout = 3 * time.Minute
 
-var _ = Describe("registered windows", Serial, Ordered, func() {
+var _ = Describe("registered windows", Serial, Ordered, ContinueOnFailure, func() {
 	for _, w := range registered {
 		w := w
 		It(w.ID, Label(w.SelectionLabels()...), SpecTimeout(windowTimeout), func(ctx SpecContext) {

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"faultwin/internal/model"
@@ -48,13 +49,20 @@ func main() {
 	n := flag.Int("n", 30, "snapshots to time")
 	refsup := flag.String("refsup", "", "refsup binary: time its checkpoint and restore against CRIU's on the same sessions")
 	rounds := flag.Int("rounds", 5, "sessions to checkpoint and restore with --refsup")
+	snapOnly := flag.Bool("snapshot-only", false, "time the snapshot alone (against the shell, and against the host's process count), with no rows")
 	flag.Parse()
+	if *snapOnly {
+		snapshotRatio(*stateRoot, *n)
+		snapshotSlope(*stateRoot, *n, []int{500, 2000})
+		return
+	}
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: bench [flags] ROWS.jsonl... (rows of one windows run per driver)")
 		os.Exit(64)
 	}
 	fmt.Printf("bench on %s, %d cores, at %s\n\n", hostname(), numCPU(), time.Now().UTC().Format(time.RFC3339))
 	snapshotRatio(*stateRoot, *n)
+	snapshotSlope(*stateRoot, *n, []int{500, 2000})
 	if *refsup != "" {
 		refsupVsCRIU(*refsup, *stateRoot, *rounds)
 	}
@@ -86,6 +94,79 @@ func snapshotRatio(stateRoot string, n int) {
 	c, s := median(caps), median(shells)
 	fmt.Printf("snapshot: median %s, p90 %s over %d; shell equivalent: median %s over 5; the snapshot is %.0fx faster (goal: 3 ms, 300x)\n\n",
 		ms(c), ms(p90(caps)), n, ms(s), float64(s)/float64(c))
+}
+
+// snapshotSlope times the snapshot with idle processes added to the host
+// (plain sleeps, in one process group killed afterwards), so the docs can
+// say what a snapshot costs on a busier CI host: the median at each
+// process count and the least-squares slope per process.
+func snapshotSlope(stateRoot string, n int, extras []int) {
+	roots := snapshots.DefaultRoots(stateRoot)
+	ctx := context.Background()
+	type point struct {
+		procs int
+		med   time.Duration
+	}
+	var pts []point
+	measure := func() error {
+		var caps []time.Duration
+		for i := 0; i < n; i++ {
+			t0 := time.Now()
+			if _, err := host.Capture(ctx, "bench", roots, snapshots.Decoys{}); err != nil {
+				return err
+			}
+			caps = append(caps, time.Since(t0))
+		}
+		pts = append(pts, point{countProcs(), median(caps)})
+		return nil
+	}
+	if err := measure(); err != nil {
+		fmt.Printf("snapshot slope: %v\n", err)
+		return
+	}
+	for _, extra := range extras {
+		idle := exec.Command("/bin/sh", "-c", fmt.Sprintf("i=0; while [ $i -lt %d ]; do sleep 600 & i=$((i+1)); done; wait", extra))
+		idle.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := idle.Start(); err != nil {
+			fmt.Printf("snapshot slope: %v\n", err)
+			return
+		}
+		for deadline := time.Now().Add(30 * time.Second); countProcs() < pts[0].procs+extra && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+		}
+		err := measure()
+		_ = syscall.Kill(-idle.Process.Pid, syscall.SIGKILL)
+		_ = idle.Wait()
+		if err != nil {
+			fmt.Printf("snapshot slope: %v\n", err)
+			return
+		}
+	}
+	// least squares of median ms on process count
+	var sx, sy, sxx, sxy float64
+	for _, p := range pts {
+		x, y := float64(p.procs), float64(p.med.Microseconds())
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	k := float64(len(pts))
+	slope := (k*sxy - sx*sy) / (k*sxx - sx*sx)
+	var parts []string
+	for _, p := range pts {
+		parts = append(parts, fmt.Sprintf("%d processes %s", p.procs, ms(p.med)))
+	}
+	fmt.Printf("snapshot against host processes: %s; slope %.1f µs a process (median of %d each)\n\n", strings.Join(parts, ", "), slope, n)
+}
+
+// countProcs counts the processes on the host.
+func countProcs() int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func harness(files []string) {
