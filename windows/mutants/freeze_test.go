@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,34 +93,62 @@ func (f *frozen) thaw() error {
 	return os.Remove(f.dir)
 }
 
-// holders are the processes holdNetns started; restoreHost kills them
-// first, so the namespaces they hold go before the host is judged clean.
-var holders []*exec.Cmd
+// holds are the bind mounts holdNetns made; releaseHolds unmounts them
+// first in restoreHost, so the namespaces they keep go before the host is
+// judged clean.
+var holds []string
 
-// holdNetns starts, for every network namespace bound under the run's state
-// dir, a process of the harness's living in it (nsenter, untagged: no run
-// owns it); restoreHost kills it.
+// holdDir is where the harness binds the network namespaces it holds:
+// outside every state root, so no run owns the mount.
+const holdDir = "/run/faultwin-mutant-holds"
+
+// holdNetns binds, for every network namespace bound under the run's state
+// dir, the same namespace at a path of the harness's outside the state
+// root: the namespace (and what a buggy sweep left in it) outlives the
+// sweep's unmount with no process in it, so a correct sweep, which kills
+// every process that joined a namespace of its sessions, has nothing of
+// the harness's to kill.
 func holdNetns(ctx context.Context, sc model.Scope) error {
 	ms, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("nsfs"))
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(holdDir, 0o755); err != nil {
+		return err
+	}
 	held := 0
-	for _, m := range ms {
+	for i, m := range ms {
 		if !model.Below(m.Mountpoint, sc.StateDir) || !strings.HasPrefix(m.Root, "net:") {
 			continue
 		}
-		cmd := exec.Command("/usr/bin/nsenter", "--net="+m.Mountpoint, "/bin/sleep", "600")
-		cmd.Env = []string{}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("holding %s: %w", m.Mountpoint, err)
+		at := filepath.Join(holdDir, fmt.Sprintf("%s-%d", sc.Run, i))
+		if err := os.WriteFile(at, nil, 0o644); err != nil {
+			return err
 		}
-		holders = append(holders, cmd)
-		ginkgo.GinkgoWriter.Printf("holding netns %s with pid %d\n", m.Mountpoint, cmd.Process.Pid)
+		if err := syscall.Mount(m.Mountpoint, at, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("holding %s at %s: %w", m.Mountpoint, at, err)
+		}
+		holds = append(holds, at)
+		ginkgo.GinkgoWriter.Printf("holding netns %s at %s\n", m.Mountpoint, at)
 		held++
 	}
 	if held == 0 {
 		return fmt.Errorf("no network namespace bound under %s to hold", sc.StateDir)
 	}
 	return nil
+}
+
+// releaseHolds unmounts and removes what holdNetns bound.
+func releaseHolds() error {
+	var errs []error
+	for _, at := range holds {
+		if err := syscall.Unmount(at, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", at, err))
+		}
+		if err := os.Remove(at); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	holds = nil
+	return errors.Join(errs...)
 }

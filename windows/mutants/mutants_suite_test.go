@@ -142,8 +142,8 @@ func keepLedger(_ context.Context, sc model.Scope) error {
 
 // restoreHost puts the host back after a mutant, with the supervisor's own
 // correct sweep wherever it can:
-//   - processes the spec froze are thawed first, and the holders of the
-//     run's network namespaces killed;
+//   - processes the spec froze are thawed first, and the run's network
+//     namespaces the spec held are let go;
 //   - a ledger a buggy sweep dropped is put back as it was at the death, and
 //     refsup's sweep (no bug) runs on it, again at each poll until the host
 //     is clean (a restorer can take seconds to finish dying);
@@ -155,11 +155,7 @@ func restoreHost(ctx context.Context, o *runner.Outcome) {
 		Expect(f.thaw()).To(Succeed())
 	}
 	strays = nil
-	for _, h := range holders {
-		_ = h.Process.Kill()
-		_, _ = h.Process.Wait()
-	}
-	holders = nil
+	Expect(releaseHolds()).To(Succeed())
 	sc := o.Input.Scope
 	if sc.Run != "" {
 		if b, ok := keptLedgers[sc.Run]; ok {
