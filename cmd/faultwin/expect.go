@@ -17,10 +17,12 @@ const expectUsage = `usage: faultwin expect --windows DIR [--supervisor NAME] RO
 Learns the expected outcomes of a described supervisor's windows from its
 recorded soaks and writes DIR/expected/outcomes.yaml: for every window
 registered in DIR/*.yaml, how many rows showed each outcome (status, then
-the criteria that did not hold) in the last ROWS file, in the order given,
-that holds rows of it, with that file's name and the median wall time of
-a row. Then, per operation, the smoke window make test runs: the one whose
-commonest outcome (a PASS or a FAIL) has the largest share of its rows.
+the criteria that did not hold) in all ROWS files together, with the files
+that had rows of it and the median wall time of a row. A supervisor that
+races shows its spread only over soaks run at different times, so a window
+is stable only when every soak agrees. Then, per operation, the smoke
+window make test runs: the one whose commonest outcome (a PASS or a FAIL)
+has the largest share of its rows.
 
 A window no ROWS file has rows of is an error: soak it first.
 

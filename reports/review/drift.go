@@ -97,66 +97,92 @@ func lgamma(x int) float64 {
 	return v
 }
 
-// Learn counts, for each window of ids, the outcomes of its rows in the
-// last of files (in the order given) that holds rows of it, so a newer
-// soak replaces an older one window by window. The row's wall time gives
-// the window's median. A window no file has rows of is returned in
-// missing.
+// Learn counts, for each window of ids, the outcomes of its rows in every
+// one of files that holds rows of it, pooled: a supervisor that races
+// shows its spread only over soaks run at different times (podman's own
+// stop left its cgroups in 2 of 10 rows of one soak and 10 of 10 of the
+// next), and a window is stable only when every soak agrees. The rows'
+// wall times give the window's median. A window no file has rows of is
+// returned in missing.
 func Learn(supervisor string, ids []string, files map[string][]rows.Row, order []string) (e Expectations, missing []string) {
 	e = Expectations{Supervisor: supervisor, Windows: map[string]Seen{}}
 	for _, id := range ids {
-		for i := len(order) - 1; i >= 0; i-- {
-			var secs []float64
-			seen := Seen{From: filepath.ToSlash(order[i]), Outcomes: map[string]int{}}
-			for _, r := range files[order[i]] {
+		var secs []float64
+		seen := Seen{Outcomes: map[string]int{}}
+		for _, f := range order {
+			n := len(secs)
+			for _, r := range files[f] {
 				if r.Window.ID != id {
 					continue
 				}
 				seen.Outcomes[RowOutcome(r)]++
 				secs = append(secs, r.Run.Finished.Sub(r.Run.Started).Seconds())
 			}
-			if len(secs) == 0 {
-				continue
+			if len(secs) > n {
+				seen.From = append(seen.From, filepath.ToSlash(f))
 			}
-			sort.Float64s(secs)
-			seen.MedianS = math.Round(secs[len(secs)/2]*10) / 10
-			e.Windows[id] = seen
-			break
 		}
-		if _, ok := e.Windows[id]; !ok {
+		if len(secs) == 0 {
 			missing = append(missing, id)
+			continue
 		}
+		sort.Float64s(secs)
+		seen.MedianS = math.Round(secs[len(secs)/2]*10) / 10
+		e.Windows[id] = seen
 	}
 	return e, missing
 }
 
-// ChooseSmoke picks, for each operation of ws, the window make test runs:
-// the one whose soak showed its commonest outcome in the largest share of
-// its rows, an outcome that is a measurement (PASS or FAIL, never INVALID
-// or ERROR); among equals one whose kill is tied to a phase (a named
-// point, or a phase the kill must land in) over one killed a number of
-// milliseconds in, wherever this machine's speed puts that; then the one
-// with more rows, then the quicker, then the first by id.
+// ChooseSmoke picks, for each operation of ws, the window make test runs,
+// among those whose commonest outcome is a measurement (PASS or FAIL,
+// never INVALID or ERROR). A stable window (Seen.Stable) comes first, then
+// among stable ones one whose kill is tied to a phase (a named point, or a
+// phase the kill must land in) over one killed a number of milliseconds
+// in, wherever this machine's speed puts that; then more rows, then the
+// quicker. Where an operation has no stable window, its smoke run can only
+// fail on an outcome never seen, so the window whose soaks saw the most of
+// its spread is chosen: more rows, then more of them measurements, then
+// the larger share of its commonest outcome, then tied to a phase, then
+// the quicker. Ties go to the first by id.
 func ChooseSmoke(e Expectations, ws []model.Window) []string {
 	best := map[string]string{}
 	pinned := map[string]bool{}
 	for _, w := range ws {
 		pinned[w.ID] = !w.Timed() || w.Fault.LandsIn != ""
 	}
+	share := func(s Seen, ok func(string) bool) float64 {
+		k := 0
+		for o, n := range s.Outcomes {
+			if ok(o) {
+				k += n
+			}
+		}
+		return float64(k) / float64(s.N())
+	}
 	better := func(a, b string) bool { // a better than b
 		sa, sb := e.Windows[a], e.Windows[b]
-		_, ka := sa.Modal()
-		_, kb := sb.Modal()
-		ra, rb := float64(ka)/float64(sa.N()), float64(kb)/float64(sb.N())
-		switch {
-		case ra != rb:
-			return ra > rb
-		case pinned[a] != pinned[b]:
-			return pinned[a]
-		case sa.N() != sb.N():
-			return sa.N() > sb.N()
-		case sa.MedianS != sb.MedianS:
-			return sa.MedianS < sb.MedianS
+		ma, _ := sa.Modal()
+		mb, _ := sb.Modal()
+		modal := func(s Seen, m string) float64 { return share(s, func(o string) bool { return o == m }) }
+		type key struct {
+			differ bool
+			less   bool
+		}
+		var keys []key
+		cmpF := func(x, y float64) key { return key{x != y, x > y} }
+		if sa.Stable() != sb.Stable() {
+			return sa.Stable()
+		}
+		if sa.Stable() {
+			keys = []key{{pinned[a] != pinned[b], pinned[a]}, cmpF(float64(sa.N()), float64(sb.N())), cmpF(-sa.MedianS, -sb.MedianS)}
+		} else {
+			keys = []key{cmpF(float64(sa.N()), float64(sb.N())), cmpF(share(sa, measured), share(sb, measured)),
+				cmpF(modal(sa, ma), modal(sb, mb)), {pinned[a] != pinned[b], pinned[a]}, cmpF(-sa.MedianS, -sb.MedianS)}
+		}
+		for _, k := range keys {
+			if k.differ {
+				return k.less
+			}
 		}
 		return model.CompareIDs(a, b) < 0
 	}

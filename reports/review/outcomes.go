@@ -30,10 +30,10 @@ type Expectations struct {
 }
 
 // Seen is one window's outcomes in the rows it was learned from: how many
-// rows showed each outcome ("FAIL P1 P3", "PASS"), from which file, and
+// rows showed each outcome ("FAIL P1 P3", "PASS"), from which files, and
 // the median wall time of a row (seconds), which the smoke choice weighs.
 type Seen struct {
-	From     string         `yaml:"from"`
+	From     []string       `yaml:"from,flow"`
 	Outcomes map[string]int `yaml:"outcomes"`
 	MedianS  float64        `yaml:"median_s"`
 }

@@ -155,20 +155,28 @@ func TestDrift(t *testing.T) {
 }
 
 func TestLearnAndSmoke(t *testing.T) {
-	old := append(repeat("PD2", "PASS", 10), repeat("PR4", "PASS", 10)...)
+	old := append(repeat("PD2", "FAIL P3", 10), repeat("PR4", "PASS", 10)...)
+	old = append(old, repeat("PS2_30", "PASS", 6)...)
+	old = append(old, repeat("PS2_30", "FAIL P3", 4)...)
 	newer := append(repeat("PD2", "FAIL P3", 10), repeat("PD1_20", "PASS", 6)...)
 	newer = append(newer, repeat("PD1_20", "FAIL P3", 4)...)
 	newer = append(newer, repeat("PC1_50", "INVALID F1", 10)...)
-	e, missing := Learn("podman", []string{"PD1_20", "PD2", "PR4", "PC1_50", "PS9"},
+	newer = append(newer, repeat("PS2_30", "FAIL P3", 10)...)
+	e, missing := Learn("podman", []string{"PD1_20", "PD2", "PR4", "PC1_50", "PS2_30", "PS9"},
 		map[string][]rows.Row{"old.jsonl": old, "new.jsonl": newer}, []string{"old.jsonl", "new.jsonl"})
-	if got := e.Windows["PD2"]; got.From != "new.jsonl" || got.Outcomes["FAIL P3"] != 10 || got.N() != 10 {
-		t.Errorf("PD2 learned %+v, want the newer file's 10 FAIL P3", got)
+	if got := e.Windows["PD2"]; strings.Join(got.From, ",") != "old.jsonl,new.jsonl" || got.Outcomes["FAIL P3"] != 20 || !got.Stable() {
+		t.Errorf("PD2 learned %+v, want 20 FAIL P3 from both files", got)
 	}
-	if got := e.Windows["PR4"]; got.From != "old.jsonl" || !got.Stable() {
+	if got := e.Windows["PR4"]; strings.Join(got.From, ",") != "old.jsonl" || !got.Stable() {
 		t.Errorf("PR4 learned %+v, want the old file's rows (the newer has none)", got)
 	}
-	if e.Windows["PD2"].MedianS != 2.5 {
-		t.Errorf("median %v, want 2.5", e.Windows["PD2"].MedianS)
+	// Ten FAIL P3 in one soak, six PASS in another: not stable, though the
+	// newer soak alone would say so.
+	if got := e.Windows["PS2_30"]; got.Stable() || got.Outcomes["PASS"] != 6 || got.Outcomes["FAIL P3"] != 14 {
+		t.Errorf("PS2_30 learned %+v, want both soaks pooled and not stable", got)
+	}
+	if e.Windows["PD1_20"].MedianS != 2.2 { // of 2.0..2.5 and 2.0..2.3
+		t.Errorf("median %v, want 2.2", e.Windows["PD1_20"].MedianS)
 	}
 	if strings.Join(missing, ",") != "PS9" {
 		t.Errorf("missing %v", missing)
@@ -188,6 +196,13 @@ func TestLearnAndSmoke(t *testing.T) {
 	if got := strings.Join(ChooseSmoke(e, append(ws, timed, landing)), ","); got != "PD2,PR4,PRL12" {
 		t.Errorf("smoke %s, want PD2,PR4,PRL12", got)
 	}
+	// No stable window for stop: the one whose soaks saw more of its
+	// spread (20 rows over two soaks) over a likelier-looking one of 10.
+	e.Windows["PS1_30"] = Seen{Outcomes: map[string]int{"PASS": 9, "FAIL P3": 1}}
+	stops := []model.Window{{ID: "PS1_30", Operation: "stop"}, {ID: "PS2_30", Operation: "stop"}}
+	if got := strings.Join(ChooseSmoke(e, stops), ","); got != "PS2_30" {
+		t.Errorf("smoke %s, want PS2_30", got)
+	}
 	e.Smoke = ChooseSmoke(e, ws)
 	if err := e.Check(ws); err == nil || !strings.Contains(err.Error(), "operation checkpoint has no smoke window") {
 		t.Errorf("check: %v", err)
@@ -197,8 +212,8 @@ func TestLearnAndSmoke(t *testing.T) {
 func TestExpectationsFile(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "outcomes.yaml")
 	e := Expectations{Supervisor: "podman", Smoke: []string{"W1"}, Windows: map[string]Seen{
-		"W1":    {From: "results/x.jsonl.gz", Outcomes: map[string]int{"PASS": 10}, MedianS: 2.1},
-		"W3_30": {From: "results/x.jsonl.gz", Outcomes: map[string]int{"PASS": 7, "FAIL P1": 3}, MedianS: 3},
+		"W1":    {From: []string{"results/x.jsonl.gz"}, Outcomes: map[string]int{"PASS": 10}, MedianS: 2.1},
+		"W3_30": {From: []string{"results/x.jsonl.gz", "results/y.jsonl.gz"}, Outcomes: map[string]int{"PASS": 7, "FAIL P1": 3}, MedianS: 3},
 	}}
 	if err := e.Write(f); err != nil {
 		t.Fatal(err)
@@ -217,10 +232,10 @@ func TestExpectationsFile(t *testing.T) {
 		t.Errorf("check: %v", err)
 	}
 	for bad, want := range map[string]string{
-		"supervisor: x\nwindows: {W1: {from: a, outcomes: {MAYBE: 1}}}\n":             `"MAYBE" does not start with PASS`,
-		"supervisor: x\nwindows: {W1: {from: a, outcomes: {PASS: 0}}}\n":              "count 0",
-		"supervisor: x\nwindows: {W1: {from: a, outcomes: {}}}\n":                     "windows.W1.outcomes: empty",
-		"supervisor: x\nwindows: {W1: {from: a, outcomes: {PASS: 1}}}\nsmoke: [W9]\n": "smoke: W9 has no outcomes",
+		"supervisor: x\nwindows: {W1: {from: [a], outcomes: {MAYBE: 1}}}\n":             `"MAYBE" does not start with PASS`,
+		"supervisor: x\nwindows: {W1: {from: [a], outcomes: {PASS: 0}}}\n":              "count 0",
+		"supervisor: x\nwindows: {W1: {from: [a], outcomes: {}}}\n":                     "windows.W1.outcomes: empty",
+		"supervisor: x\nwindows: {W1: {from: [a], outcomes: {PASS: 1}}}\nsmoke: [W9]\n": "smoke: W9 has no outcomes",
 		"W1: [PASS]\n": "field W1 not found",
 	} {
 		if err := os.WriteFile(f, []byte(bad), 0o644); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,7 +130,8 @@ func (s *Described) runOne(ctx SpecContext, w model.Window, smoke bool) {
 	}
 	got := review.VerdictOutcome(o.Verdict)
 	seen := s.Expected.Windows[w.ID]
-	AddReportEntry("verdict", fmt.Sprintf("%s %s (its soak: %v of %d rows, %s)", got, o.Verdict.Reason, seen.Outcomes, seen.N(), seen.From))
+	from := strings.Join(seen.From, ", ")
+	AddReportEntry("verdict", fmt.Sprintf("%s %s (its soaks: %v of %d rows, %s)", got, o.Verdict.Reason, seen.Outcomes, seen.N(), from))
 	// An ERROR is the harness failing, and a precondition not reached or an
 	// unclean host means nothing of the supervisor was measured (it is
 	// missing, a broken setup): neither is a finding.
@@ -137,7 +139,7 @@ func (s *Described) runOne(ctx SpecContext, w model.Window, smoke bool) {
 	Expect(o.Input.PrepareErr).To(BeEmpty(), "%s: precondition not reached: %s", w.ID, o.Verdict.Reason)
 	Expect(o.Verdict.Reason).NotTo(HavePrefix("preflight"), "%s: %s", w.ID, o.Verdict.Reason)
 	if smoke && !s.Expected.SmokeAccepts(w.ID, got) {
-		Fail(fmt.Sprintf("%s drifted: %q (%s), where its soak (%s) showed %v in %d rows: a smoke window is the most stable of its operation, so this is a change in %s or in faultwin. Look at the row (faultwin rows --window %s %s); once it is understood, soak the suite again and learn its outcomes with faultwin expect",
-			w.ID, got, o.Verdict.Reason, seen.From, seen.Outcomes, seen.N(), s.Name, w.ID, s.Session.Results))
+		Fail(fmt.Sprintf("%s drifted: %q (%s), where its soaks (%s) showed %v in %d rows: a smoke window is the most stable of its operation, so this is a change in %s or in faultwin. Look at the row (faultwin rows --window %s %s); once it is understood, soak the suite again and learn its outcomes with faultwin expect",
+			w.ID, got, o.Verdict.Reason, from, seen.Outcomes, seen.N(), s.Name, w.ID, s.Session.Results))
 	}
 }
