@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -127,6 +128,7 @@ func Learn(supervisor string, ids []string, files map[string][]rows.Row, order [
 			continue
 		}
 		sort.Float64s(secs)
+		slices.Sort(seen.From)
 		seen.MedianS = math.Round(secs[len(secs)/2]*10) / 10
 		e.Windows[id] = seen
 	}
@@ -150,39 +152,22 @@ func ChooseSmoke(e Expectations, ws []model.Window) []string {
 	for _, w := range ws {
 		pinned[w.ID] = !w.Timed() || w.Fault.LandsIn != ""
 	}
-	share := func(s Seen, ok func(string) bool) float64 {
-		k := 0
-		for o, n := range s.Outcomes {
-			if ok(o) {
-				k += n
-			}
-		}
-		return float64(k) / float64(s.N())
-	}
-	better := func(a, b string) bool { // a better than b
+	// Each key compares a to b: negative when a is the better.
+	fewer := func(x, y float64) int { return cmp.Compare(x, y) }
+	more := func(x, y float64) int { return cmp.Compare(y, x) }
+	yes := func(x, y bool) int { return more(b2f(x), b2f(y)) }
+	better := func(a, b string) bool {
 		sa, sb := e.Windows[a], e.Windows[b]
-		ma, _ := sa.Modal()
-		mb, _ := sb.Modal()
-		modal := func(s Seen, m string) float64 { return share(s, func(o string) bool { return o == m }) }
-		type key struct {
-			differ bool
-			less   bool
-		}
-		var keys []key
-		cmpF := func(x, y float64) key { return key{x != y, x > y} }
-		if sa.Stable() != sb.Stable() {
-			return sa.Stable()
-		}
-		if sa.Stable() {
-			keys = []key{{pinned[a] != pinned[b], pinned[a]}, cmpF(float64(sa.N()), float64(sb.N())), cmpF(-sa.MedianS, -sb.MedianS)}
+		na, nb := float64(sa.N()), float64(sb.N())
+		var c int
+		if sa.Stable() || sb.Stable() {
+			c = cmp.Or(yes(sa.Stable(), sb.Stable()), yes(pinned[a], pinned[b]), more(na, nb), fewer(sa.MedianS, sb.MedianS))
 		} else {
-			keys = []key{cmpF(float64(sa.N()), float64(sb.N())), cmpF(share(sa, measured), share(sb, measured)),
-				cmpF(modal(sa, ma), modal(sb, mb)), {pinned[a] != pinned[b], pinned[a]}, cmpF(-sa.MedianS, -sb.MedianS)}
+			c = cmp.Or(more(na, nb), more(sa.share(measured), sb.share(measured)),
+				more(sa.modalShare(), sb.modalShare()), yes(pinned[a], pinned[b]), fewer(sa.MedianS, sb.MedianS))
 		}
-		for _, k := range keys {
-			if k.differ {
-				return k.less
-			}
+		if c != 0 {
+			return c < 0
 		}
 		return model.CompareIDs(a, b) < 0
 	}
@@ -201,6 +186,30 @@ func ChooseSmoke(e Expectations, ws []model.Window) []string {
 	out := slices.Collect(maps.Values(best))
 	slices.SortFunc(out, model.CompareIDs)
 	return out
+}
+
+// share is the fraction of s's rows whose outcome ok accepts.
+func (s Seen) share(ok func(string) bool) float64 {
+	k := 0
+	for o, n := range s.Outcomes {
+		if ok(o) {
+			k += n
+		}
+	}
+	return float64(k) / float64(max(s.N(), 1))
+}
+
+// modalShare is the fraction of s's rows that showed its commonest outcome.
+func (s Seen) modalShare() float64 {
+	_, k := s.Modal()
+	return float64(k) / float64(max(s.N(), 1))
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func measured(outcome string) bool {

@@ -164,7 +164,7 @@ func TestLearnAndSmoke(t *testing.T) {
 	newer = append(newer, repeat("PS2_30", "FAIL P3", 10)...)
 	e, missing := Learn("podman", []string{"PD1_20", "PD2", "PR4", "PC1_50", "PS2_30", "PS9"},
 		map[string][]rows.Row{"old.jsonl": old, "new.jsonl": newer}, []string{"old.jsonl", "new.jsonl"})
-	if got := e.Windows["PD2"]; strings.Join(got.From, ",") != "old.jsonl,new.jsonl" || got.Outcomes["FAIL P3"] != 20 || !got.Stable() {
+	if got := e.Windows["PD2"]; strings.Join(got.From, ",") != "new.jsonl,old.jsonl" || got.Outcomes["FAIL P3"] != 20 || !got.Stable() {
 		t.Errorf("PD2 learned %+v, want 20 FAIL P3 from both files", got)
 	}
 	if got := e.Windows["PR4"]; strings.Join(got.From, ",") != "old.jsonl" || !got.Stable() {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestExpectationsAreLearned: every described suite's expected outcomes
+// are what `faultwin expect` learns from the soaks the file names, never a
+// hand-kept list: learning them again from those files gives the same file.
+func TestExpectationsAreLearned(t *testing.T) {
+	files, err := filepath.Glob("../../windows/*/expected/outcomes.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no described suite's expected outcomes (%v)", err)
+	}
+	for _, f := range files {
+		suite := filepath.Dir(filepath.Dir(f))
+		t.Run(filepath.Base(suite), func(t *testing.T) {
+			checked, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sources []string
+			for _, line := range strings.Split(string(checked), "\n") {
+				if l, ok := strings.CutPrefix(strings.TrimSpace(line), "from: ["); ok {
+					for _, src := range strings.Split(strings.TrimSuffix(l, "]"), ",") {
+						if src = strings.TrimSpace(src); !slices.Contains(sources, src) {
+							sources = append(sources, src)
+						}
+					}
+				}
+			}
+			dir := t.TempDir()
+			copyTree(t, suite, filepath.Join(dir, "suite"))
+			args := []string{"expect", "--windows", filepath.Join(dir, "suite"), "--supervisor", filepath.Base(suite)}
+			wd, _ := os.Getwd()
+			t.Cleanup(func() { _ = os.Chdir(wd) })
+			if err := os.Chdir("../.."); err != nil {
+				t.Fatal(err)
+			}
+			out, code, err := runVerb(t, append(args, sources...)...)
+			if code != 0 {
+				t.Fatalf("expect: exit %d (%v)\n%s", code, err, out)
+			}
+			learned, err := os.ReadFile(filepath.Join(dir, "suite", "expected", "outcomes.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(learned) != string(checked) {
+				t.Errorf("%s is not what faultwin expect learns from %s: learn it again (bin/faultwin expect --windows %s %s)",
+					f, strings.Join(sources, " "), strings.TrimPrefix(suite, "../../"), strings.Join(sources, " "))
+			}
+		})
+	}
+}
+
+// copyTree copies the suite's window definitions (and nothing under
+// expected/) so expect writes beside a copy, not over the checked-in file.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(to, "expected"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yamls, _ := filepath.Glob(filepath.Join(from, "*.yaml"))
+	for _, y := range yamls {
+		b, err := os.ReadFile(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, filepath.Base(y)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
