@@ -146,13 +146,14 @@ nightly:
 
 nightly-described: build hostcheck
 	@mkdir -p $(OUT)/nightly
-	@for d in $(DESCRIBED); do \
+	@failed=""; for d in $(DESCRIBED); do \
 	  rm -f $(OUT)/nightly/$$d.jsonl; \
 	  echo "nightly: $(NIGHTLY_N) passes of windows/$$d"; \
 	  rc=0; $(FAULTWIN) soak -n $(NIGHTLY_N) --windows windows/$$d --state-root $(STATE_ROOT) --results $(OUT)/nightly/$$d.jsonl || rc=$$?; \
 	  if ((rc != 0 && rc != 1 && rc != 2)); then echo "nightly: windows/$$d: soak exit $$rc (an ERROR, or the host left unclean)"; exit $$rc; fi; \
-	  $(FAULTWIN) drift --windows windows/$$d $(OUT)/nightly/$$d.jsonl || exit 1; \
-	done
+	  $(FAULTWIN) drift --windows windows/$$d $(OUT)/nightly/$$d.jsonl || failed="$$failed $$d"; \
+	done; \
+	if [[ -n $$failed ]]; then echo "nightly: drift in:$$failed (out/nightly/<name>.jsonl; the lines marked ! above name the rows)"; exit 1; fi
 
 nightly-slow: build
 	FAULTWIN_HARNESS_KILLS=20 $(GO) test -count=1 -v -run '^TestHarnessKilled$$' ./cmd/faultwin
