@@ -112,6 +112,11 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []strin
 	for _, f := range describedChains(s, r) {
 		report(f.key, f.line)
 	}
+	for _, so := range s.Sockets {
+		if !so.Listening && matchAny(r.Sockets, so.Path) {
+			report("socket "+so.Path, "socket "+so.Path+": no process listens on it (a killed server's), declared by the driver")
+		}
+	}
 	for _, f := range s.X11 {
 		if under(f.Path, r.StateRoot) || under(f.Target, r.StateRoot) {
 			bad = append(bad, fileLine("x11", f)+": into state root")

@@ -22,6 +22,10 @@ type Roots struct {
 	Links  []string `json:"links,omitempty"`  // link names: "podman0", "veth*"
 	Netns  []string `json:"netns,omitempty"`  // named netns mount points: "/run/netns/netns-*"
 	Chains []string `json:"chains,omitempty"` // nft chains in any host table: "NETAVARK*"
+	// Sockets are unix socket paths a driver binds under host-global names
+	// ("/run/containerd/s/*"); a capture records each with whether a
+	// process listens on it.
+	Sockets []string `json:"sockets,omitempty"`
 	// Shared are findings the supervisor keeps for all its runs by design
 	// (globs over finding keys such as "chain ip filter NETAVARK_FORWARD" or
 	// "cgroup /faultwin/*/conmon"): captured and shown, never judged as a

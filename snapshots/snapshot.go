@@ -124,6 +124,9 @@ type Snapshot struct {
 	Sysctls   map[string]string `json:"sysctls"`
 	Cgroups   []string          `json:"cgroups"` // cgroup directories named for faultwin or criu
 	Extra     []File            `json:"extra"`   // files under Roots.Extra (the decoys' own files)
+	// Sockets are the unix sockets matching Roots.Sockets. Rows from before
+	// it have none.
+	Sockets []Socket `json:"sockets,omitempty"`
 	// HostNS are the inodes of the namespaces (every kind) of the capturing
 	// harness and of pid 1: a namespace among them is never a run's. Rows
 	// from before it have none, and their namespace ties stay pid and mnt.
@@ -152,4 +155,11 @@ type Decoys struct {
 	Processes []DecoyProcess `json:"processes"`
 	Mounts    []string       `json:"mounts"` // tmpfs at unrecorded paths
 	Files     []string       `json:"files"`
+}
+
+// Socket is a unix socket file under a host-global name a driver claims.
+// One no process listens on is stale: what a killed server left behind.
+type Socket struct {
+	Path      string `json:"path"`
+	Listening bool   `json:"listening"`
 }

@@ -144,6 +144,8 @@ type Owns struct {
 	Links  []string `yaml:"links"`
 	Netns  []string `yaml:"netns"`
 	Chains []string `yaml:"chains"`
+	// Sockets: unix socket paths bound under host-global names.
+	Sockets []string `yaml:"sockets"`
 }
 
 // Shared is a finding the supervisor keeps for all its runs by design.
@@ -438,6 +440,7 @@ func (c *checker) check(d *Description) {
 	globs("owns.links", d.Owns.Links)
 	globs("owns.netns", d.Owns.Netns)
 	globs("owns.chains", d.Owns.Chains)
+	globs("owns.sockets", d.Owns.Sockets)
 	for i, s := range d.Shared {
 		globs(fmt.Sprintf("shared[%d].key", i), []string{s.Key})
 		if strings.TrimSpace(s.Why) == "" {
@@ -551,7 +554,7 @@ func (d *Description) Spec() model.DriverSpec {
 			phases[name] = phaseNames(op.Phases)
 		}
 	}
-	names := model.HostNames{Links: d.Owns.Links, Netns: d.Owns.Netns, Chains: d.Owns.Chains}
+	names := model.HostNames{Links: d.Owns.Links, Netns: d.Owns.Netns, Chains: d.Owns.Chains, Sockets: d.Owns.Sockets}
 	for _, s := range d.Shared {
 		names.Shared = append(names.Shared, s.Key)
 	}

@@ -106,6 +106,7 @@ func hostNames(p Plan, r *model.Reclaim, fail func(string, ...any)) {
 		removeCRIUTmp(p.Roots.TmpDir, r, fail)
 	}
 	deleteLinks(p.Roots.Links, r, fail)
+	removeStaleSockets(p.Roots.Sockets, r, fail)
 	deleteChains(p.Roots.Chains, p.EmptyTables, r, fail)
 }
 
@@ -261,6 +262,34 @@ func killRun(ctx context.Context, p Plan, r *model.Reclaim, fail func(string, ..
 // cgroupWait bounds how long the last resort keeps removing the run's
 // cgroups: an rmdir fails with EBUSY while a task not yet reaped is in it.
 const cgroupWait = 3 * time.Second
+
+// removeStaleSockets removes the sockets matching globs that no process
+// listens on: a server killed without unlinking its socket (a shim) left
+// them, and no one can connect to them again. A socket a process listens
+// on is never touched.
+func removeStaleSockets(globs []string, r *model.Reclaim, fail func(string, ...any)) {
+	if len(globs) == 0 {
+		return
+	}
+	bound, err := host.BoundSockets("/proc")
+	if err != nil {
+		fail("sockets: %v", err)
+		return
+	}
+	for _, g := range globs {
+		paths, _ := filepath.Glob(g)
+		for _, p := range paths {
+			if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSocket == 0 || bound[p] {
+				continue
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				fail("socket %s: %v", p, err)
+				continue
+			}
+			r.FilesRemoved = append(r.FilesRemoved, p)
+		}
+	}
+}
 
 // removeCgroups removes the run's cgroup directories in every hierarchy,
 // deepest first, reading the hierarchies again after each pass until none

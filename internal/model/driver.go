@@ -47,7 +47,11 @@ type HostNames struct {
 	Links  []string
 	Netns  []string
 	Chains []string
-	Shared []string // finding-key globs kept by design for all runs
+	// Sockets are unix socket paths the supervisor binds under host-global
+	// names (containerd's shims under /run/containerd/s); one no process
+	// listens on is a leftover.
+	Sockets []string
+	Shared  []string // finding-key globs kept by design for all runs
 }
 
 // DriverSpec is what a driver publishes about its supervisor, so the loader

@@ -159,3 +159,49 @@ func fileOf(path string, t fs.FileMode) snapshots.File {
 func sortFiles(fs []snapshots.File) {
 	slices.SortFunc(fs, func(a, b snapshots.File) int { return strings.Compare(a.Path, b.Path) })
 }
+
+// captureSockets lists the unix sockets matching globs, each with whether
+// a process of the harness's network namespace listens on it (its path is
+// bound in <proc>/net/unix). Reads nothing when globs is empty.
+// Equivalent to: ls -l GLOB; ss -xl.
+func captureSockets(proc string, globs []string, inc *incomplete) []snapshots.Socket {
+	if len(globs) == 0 {
+		return nil
+	}
+	bound, err := BoundSockets(proc)
+	if err != nil {
+		inc.add("sockets: %v", err)
+		return nil
+	}
+	var out []snapshots.Socket
+	for _, g := range globs {
+		paths, err := filepath.Glob(g)
+		if err != nil {
+			inc.add("sockets: %s: %v", g, err)
+			continue
+		}
+		for _, p := range paths {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+				out = append(out, snapshots.Socket{Path: p, Listening: bound[p]})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b snapshots.Socket) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// BoundSockets reads the paths unix sockets are bound at in the reader's
+// network namespace, from <proc>/net/unix (its last column).
+func BoundSockets(proc string) (map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(proc, "net", "unix"))
+	if err != nil {
+		return nil, err
+	}
+	bound := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 8 && strings.HasPrefix(f[7], "/") {
+			bound[f[7]] = true
+		}
+	}
+	return bound, nil
+}

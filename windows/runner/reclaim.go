@@ -35,6 +35,7 @@ func WithNames(roots snapshots.Roots, n model.HostNames) snapshots.Roots {
 	roots.Links = add(append([]string(nil), roots.Links...), n.Links)
 	roots.Netns = add(append([]string(nil), roots.Netns...), n.Netns)
 	roots.Chains = add(append([]string(nil), roots.Chains...), n.Chains)
+	roots.Sockets = add(append([]string(nil), roots.Sockets...), n.Sockets)
 	roots.Shared = add(append([]string(nil), roots.Shared...), n.Shared)
 	return roots
 }
