@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"faultwin/drivers/reclaim"
 	"faultwin/internal/hosttest"
 	"faultwin/internal/model"
@@ -291,8 +293,22 @@ func TestHostcheckFileOpenedThroughOverlay(t *testing.T) {
 	root := t.TempDir()
 	run := "ragrovl1"
 	sess := filepath.Join(root, run, "sessions", "s1")
-	lower, upper, work, merged := filepath.Join(root, "lower"), filepath.Join(sess, "upper"), filepath.Join(sess, "work"), filepath.Join(sess, "root")
-	for _, d := range []string{lower, upper, work, merged} {
+	// As refsup's sessions: the upper layer on a tmpfs of the run's, the
+	// lower on another filesystem, so a lower file keeps its own device
+	// through the overlay (with every layer on one filesystem the overlay
+	// would report its own, and the device alone would tie the holder).
+	lower, upperfs, merged := filepath.Join(root, "lower"), filepath.Join(sess, "upperfs"), filepath.Join(sess, "root")
+	upper, work := filepath.Join(upperfs, "upper"), filepath.Join(upperfs, "work")
+	for _, d := range []string{lower, upperfs, merged} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mount("tmpfs", upperfs, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(upperfs, syscall.MNT_DETACH) })
+	for _, d := range []string{upper, work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -312,10 +328,7 @@ func TestHostcheckFileOpenedThroughOverlay(t *testing.T) {
 	if err := syscall.Stat(merged, &st); err != nil {
 		t.Fatal(err)
 	}
-	dev := fmt.Sprintf("%d:%d", unixMajor(st.Dev), unixMinor(st.Dev))
+	dev := fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
 	out := hostcheckLists(t, root, pidLinePrefix(holder.Process.Pid), "open file on run fs dev "+dev)
 	t.Log(out)
 }
-
-func unixMajor(dev uint64) uint64 { return (dev >> 8) & 0xfff }
-func unixMinor(dev uint64) uint64 { return (dev & 0xff) | ((dev >> 12) & 0xfff00) }

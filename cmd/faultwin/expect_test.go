@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"faultwin/reports/review"
 )
 
 // TestExpectationsAreLearned: every described suite's expected outcomes
@@ -23,16 +25,19 @@ func TestExpectationsAreLearned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			e, err := review.ReadExpectations(f)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var sources []string
-			for _, line := range strings.Split(string(checked), "\n") {
-				if l, ok := strings.CutPrefix(strings.TrimSpace(line), "from: ["); ok {
-					for _, src := range strings.Split(strings.TrimSuffix(l, "]"), ",") {
-						if src = strings.TrimSpace(src); !slices.Contains(sources, src) {
-							sources = append(sources, src)
-						}
+			for _, s := range e.Windows {
+				for _, src := range s.From {
+					if !slices.Contains(sources, src) {
+						sources = append(sources, src)
 					}
 				}
 			}
+			slices.Sort(sources)
 			dir := t.TempDir()
 			copyTree(t, suite, filepath.Join(dir, "suite"))
 			args := []string{"expect", "--windows", filepath.Join(dir, "suite"), "--supervisor", filepath.Base(suite)}

@@ -60,7 +60,7 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 		}
 	}
 	for _, p := range reclaim.WaitGone(killed, 5*time.Second) {
-		errs = append(errs, fmt.Errorf("pid %d (%s) still there 5s after SIGKILL: a process in uninterruptible sleep or a frozen cgroup", p.PID, p.Comm))
+		errs = append(errs, errors.New(reclaim.StillThere(p, 5*time.Second)))
 	}
 	runs := map[string]bool{}
 	for _, cg := range s.Cgroups {

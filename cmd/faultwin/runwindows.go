@@ -299,9 +299,16 @@ func stopUnclean(stdout io.Writer, s *windowSession, win model.Window, o *runner
 		fmt.Fprintf(stdout, "NOT RUN: %s: %s\n", w.ID, why)
 	}
 	note := fmt.Sprintf("stopped after %s: %s (%d leftovers); %d windows not run", win.ID, strings.TrimSuffix(why, " by "+win.ID), len(o.HostLeft), len(rest))
-	code := exitInvalid
-	if err := exitFor(counts); err != nil {
-		code = err.(statusExit).code // a FAIL or ERROR already seen decides the exit, as in exitFor
+	return errors.Join(statusExit{stoppedCode(exitFor(counts)), note}, s.Seal(note))
+}
+
+// stoppedCode is the exit of a run stopped on an unclean host: a FAIL or
+// ERROR already seen decides it, as in exitFor; else INVALID, since the
+// windows not run measured nothing.
+func stoppedCode(sofar error) int {
+	var se statusExit
+	if errors.As(sofar, &se) {
+		return se.code
 	}
-	return errors.Join(statusExit{code, note}, s.Seal(note))
+	return exitInvalid
 }

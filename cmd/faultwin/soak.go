@@ -185,12 +185,7 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 			note := fmt.Sprintf("soak stopped after %s in pass %d: the host was left unclean (%d leftovers); %d of %d rows not run",
 				win.ID, p.Pass, len(o.HostLeft), total-done, total)
 			fmt.Fprintf(stdout, "NOT RUN: %s\n", note)
-			code := exitInvalid
-			end := soakEnd(stdout, s, rs, passes, t0)
-			var se statusExit
-			if errors.As(end, &se) {
-				code = se.code // a FAIL or ERROR already seen decides the exit, as in exitFor
-			}
+			code := stoppedCode(soakEnd(stdout, s, rs, passes, t0))
 			return errors.Join(statusExit{code, note}, s.Seal(note))
 		}
 	}

@@ -250,13 +250,19 @@ func killRun(ctx context.Context, p Plan, r *model.Reclaim, fail func(string, ..
 		}
 		if alive := WaitGone(killed, killWait); len(alive) > 0 {
 			for _, a := range alive {
-				_, state, _ := host.StartState(a.PID)
-				fail("pid %d (%s) still there %v after SIGKILL (state %s): a process in uninterruptible sleep or a frozen cgroup; thaw it or wait, then `faultwin sweep`", a.PID, a.Comm, killWait, state)
+				fail("%s", StillThere(a, killWait))
 			}
 			return nil
 		}
 	}
 	return nil
+}
+
+// StillThere says why a process killed with SIGKILL is still there after
+// wait: what the last resort and `faultwin sweep` record for it.
+func StillThere(p snapshots.Process, wait time.Duration) string {
+	_, state, _ := host.StartState(p.PID)
+	return fmt.Sprintf("pid %d (%s) still there %v after SIGKILL (state %s): a process in uninterruptible sleep or a frozen cgroup; thaw it or wait, then `faultwin sweep`", p.PID, p.Comm, wait, state)
 }
 
 // cgroupWait bounds how long the last resort keeps removing the run's

@@ -142,10 +142,15 @@ func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) []snapshots.Held
 		}
 		if ps.runFS.devs[st.Dev] {
 			add(snapshots.Held{Dev: devString(st.Dev), Ino: st.Ino})
-		} else if dev, ok := ps.runFS.ids[fdMountID(ps.root, pid, fd.fd)]; ok {
-			// opened through a run's overlay: a layer's device and inode,
-			// the overlay's mount
-			add(snapshots.Held{Dev: devString(dev), Ino: st.Ino})
+		} else if ownMountNS {
+			// Opened through a run's overlay: a layer's device and inode,
+			// the overlay's mount. Only in the harness's mount namespace do
+			// a descriptor's mount ids name the table's mounts (another
+			// namespace has copies under ids of their own), so nothing is
+			// read for the rest.
+			if dev, ok := ps.runFS.ids[fdMountID(ps.root, pid, fd.fd)]; ok {
+				add(snapshots.Held{Dev: devString(dev), Ino: st.Ino})
+			}
 		}
 	}
 	for _, h := range ps.mapped(pid) {
