@@ -63,7 +63,7 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 // claim, for the clean-host line.
 func describedNames(r snapshots.Roots) string {
 	var parts []string
-	for _, l := range [][]string{r.Links, r.Netns, r.Chains} {
+	for _, l := range [][]string{r.Links, r.Netns, r.Chains, r.Sockets} {
 		parts = append(parts, l...)
 	}
 	if len(parts) == 0 {
