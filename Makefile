@@ -95,7 +95,13 @@ windows: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
 	FAULTWIN_RESULTS=$(abspath $(RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
-	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows
+	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows \
+	  || { $(call not_passed,$(abspath $(RESULTS))); exit 1; }
+
+# not_passed prints a failed suite's rows that did not pass, one line each
+# with the failed criteria's evidence under it, so the tail of a CI log says
+# what failed and why (the ginkgo report above it is long).
+not_passed = echo "rows that did not pass, in $(1):"; $(FAULTWIN) rows --brief --status FAIL,INVALID,ERROR $(1) | tail -60
 
 # The described supervisors' suites: every windows/<name>/ with recorded
 # outcomes (expected/outcomes.yaml, learned by `faultwin expect`), so a
@@ -112,7 +118,8 @@ windows-%: build hostcheck $(GINKGO)
 	rm -f $(OUT)/$*.jsonl
 	FAULTWIN_RESULTS=$(OUT)/$*.jsonl FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=40m --label-filter='$(LABELS)' \
-	  --output-dir=$(OUT) --junit-report=$*-junit.xml --json-report=$*-report.json ./windows/$*
+	  --output-dir=$(OUT) --junit-report=$*-junit.xml --json-report=$*-report.json ./windows/$* \
+	  || { $(call not_passed,$(OUT)/$*.jsonl); exit 1; }
 	$(FAULTWIN) drift --windows windows/$* $(OUT)/$*.jsonl
 
 ## smoke: the smoke set of every described supervisor (make test runs it): its descriptions load, their
@@ -126,7 +133,8 @@ smoke: build hostcheck $(GINKGO)
 	  echo "smoke: $$d"; \
 	  FAULTWIN_RESULTS=$(OUT)/smoke-$$d.jsonl FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	    $(GINKGO) run --fail-on-empty --require-suite --label-filter=smoke --timeout=10m \
-	    --output-dir=$(OUT) --junit-report=smoke-$$d-junit.xml ./windows/$$d || exit 1; \
+	    --output-dir=$(OUT) --junit-report=smoke-$$d-junit.xml ./windows/$$d \
+	    || { $(call not_passed,$(OUT)/smoke-$$d.jsonl); exit 1; }; \
 	done
 
 ## test: what CI runs (.ci/run), in about 6 minutes on 2 cores: lint, build, the unit and integration

@@ -15,7 +15,7 @@ import (
 	"faultwin/reports/rows"
 )
 
-const rowsUsage = `usage: faultwin rows [--window ID|FAMILY] [--status S] [--criterion C] FILE|DIR...
+const rowsUsage = `usage: faultwin rows [--brief] [--window ID|FAMILY] [--status S] [--criterion C] FILE|DIR...
 
 Prints the rows of rows files as plain JSONL, one row a line, in file
 order, the files in the order given (a directory stands for its *.jsonl and
@@ -37,6 +37,10 @@ every filter given, and a filter when the row matches any of its values:
   --status FAIL        PASS, FAIL, INVALID or ERROR (any case)
   --criterion P3       rows where that criterion was judged and did not
                        hold (it is false in the row's criteria)
+
+--brief prints, instead of the JSON, one line per row (window, status,
+reason) and under it each judged criterion that did not hold with its
+summary and its first evidence lines: what a CI log's tail must show.
 
 Exit status: 0 when every file read to its end and its chain verifies,
 whatever the rows' statuses (select them with --status); 1 when a file
@@ -90,6 +94,7 @@ func runRows(_ context.Context, stdout io.Writer, args []string) error {
 	fs.Var(&windows, "window", "print the rows of this window `id or family` (repeatable, or a comma list)")
 	fs.Var(&statuses, "status", "print the rows of this `status`: PASS, FAIL, INVALID or ERROR (repeatable, or a comma list)")
 	fs.Var(&crits, "criterion", "print the rows where this `criterion` did not hold (repeatable, or a comma list)")
+	brief := fs.Bool("brief", false, "one line per row and its failed criteria, not the JSON")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -120,6 +125,10 @@ func runRows(_ context.Context, stdout io.Writer, args []string) error {
 			if !f.match(r) {
 				continue
 			}
+			if *brief {
+				writeBrief(w, r)
+				continue
+			}
 			// The encoding the writer uses, so a plain file's row prints
 			// as the line it holds.
 			b, err := json.Marshal(r)
@@ -143,4 +152,36 @@ func runRows(_ context.Context, stdout io.Writer, args []string) error {
 			count(len(bad), "file"), errors.Join(bad...))}
 	}
 	return nil
+}
+
+// briefEvidence bounds the evidence lines --brief prints per criterion.
+const briefEvidence = 4
+
+// writeBrief prints r as one line and its failed criteria indented under it.
+func writeBrief(w io.Writer, r rows.Row) {
+	fmt.Fprintf(w, "%s %s %s\n", r.Window.ID, r.Status, r.Reason)
+	var results []struct {
+		ID       string   `json:"id"`
+		Pass     bool     `json:"pass"`
+		Judged   bool     `json:"judged"`
+		Summary  string   `json:"summary"`
+		Evidence []string `json:"evidence"`
+	}
+	if err := json.Unmarshal(r.Criteria, &results); err != nil {
+		fmt.Fprintf(w, "  criteria unreadable: %v\n", err)
+		return
+	}
+	for _, c := range results {
+		if !c.Judged || c.Pass {
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %s\n", c.ID, c.Summary)
+		for i, e := range c.Evidence {
+			if i == briefEvidence {
+				fmt.Fprintf(w, "    (%d more)\n", len(c.Evidence)-i)
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", e)
+		}
+	}
 }

@@ -184,3 +184,28 @@ func TestRowsVerbErrors(t *testing.T) {
 		t.Errorf("a broken chain: exit %d (%v), %d rows printed; want 1, the row read", code, err, len(outLines(out)))
 	}
 }
+
+// --brief prints each row as one line and, under a failed row, the failed
+// criterion with its summary and evidence: what a CI log's tail shows.
+func TestRowsVerbBrief(t *testing.T) {
+	path, _ := fixtureFile(t, t.TempDir(), "run.jsonl",
+		passIn("W3_30"),
+		replaytest.Input(replaytest.W4Survivor), // W4_30 FAIL: P1
+	)
+	out, code, err := runVerb(t, "rows", "--brief", path)
+	if code != 0 {
+		t.Fatalf("exit %d (%v)", code, err)
+	}
+	lines := outLines(out)
+	if len(lines) < 4 || !strings.HasPrefix(lines[0], "W3_30 PASS ") || !strings.HasPrefix(lines[1], "W4_30 FAIL ") {
+		t.Fatalf("brief output:\n%s", out)
+	}
+	if !strings.HasPrefix(lines[2], "  P1: ") || !strings.HasPrefix(lines[3], "    ") {
+		t.Errorf("the failed row's P1 and its evidence are not under it:\n%s", out)
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "  P1") && !strings.HasPrefix(l, "    ") {
+			t.Errorf("a criterion that held is printed: %q", l)
+		}
+	}
+}
