@@ -90,9 +90,10 @@ sweep: build
 $(GINKGO):
 	GOBIN=$(BIN) $(GO) install github.com/onsi/ginkgo/v2/ginkgo
 
-## windows: every registered window (or LABELS=...) through ginkgo, one row each into RESULTS
+## windows: every registered window (or LABELS=...) through ginkgo, one row each into RESULTS (written anew)
 windows: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
+	rm -f $(RESULTS)
 	FAULTWIN_RESULTS=$(abspath $(RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
 	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows \

@@ -19,6 +19,8 @@ type Owned struct {
 	// holding a run's mount). The sweep uses it to name the run.
 	Via      int    `json:"-"`
 	ViaMount string `json:"-"`
+	// ViaRun is the run a tie record named for it.
+	ViaRun string `json:"-"`
 }
 
 // Reasons a process is of the run, in the order they are reported.
@@ -58,7 +60,18 @@ func OfRun(s snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) []Owned {
 		}
 		return directReasons(p, sc)
 	}, func(m snapshots.Mount) bool { return !m.Decoy && under(m.MountPoint, sc.StateDir) },
-		func(p snapshots.Process) bool { return isDecoyProcess(p, decoy) })
+		func(p snapshots.Process) bool { return isDecoyProcess(p, decoy) }, recordsOf(s.Records, sc.Run))
+}
+
+// recordsOf returns the tie records of run.
+func recordsOf(rs []snapshots.TieRecord, run string) []snapshots.TieRecord {
+	var out []snapshots.TieRecord
+	for _, r := range rs {
+		if r.Run == run && run != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // owners is the one ownership closure the criteria, the preflight and
@@ -77,21 +90,27 @@ func OfRun(s snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) []Owned {
 //     accepts pins, or in a net, ipc, uts, cgroup, user or time namespace
 //     other than the host's whose oldest member is owned (ties.go).
 //
-// The last two need what rows record since they were added (HostNS, Dev,
-// Pins, Held); older rows judge as before. skip excludes processes
+//   - lives in a namespace, or holds a file through a mount, that one of
+//     records names (the run's sweep may have removed everything else).
+//
+// The last three need what rows record since they were added (HostNS, Dev,
+// Pins, Held, Records); older rows judge as before. skip excludes processes
 // (decoys) from every rule.
 func owners(s snapshots.Snapshot, direct func(snapshots.Process) []string,
-	ownedMount func(snapshots.Mount) bool, skip func(snapshots.Process) bool) []Owned {
+	ownedMount func(snapshots.Mount) bool, skip func(snapshots.Process) bool, records []snapshots.TieRecord) []Owned {
 	why := make([][]string, len(s.Processes))
 	via := make([]int, len(s.Processes))
 	viaMount := make([]string, len(s.Processes))
+	viaRun := make([]string, len(s.Processes))
 	byPID := map[int]int{}
-	t := newTies(s, ownedMount)
+	t := newTies(s, ownedMount, records)
 	for i, p := range s.Processes {
 		byPID[p.PID] = i
 		why[i] = direct(p)
 		if !skip(p) {
-			why[i] = append(why[i], t.heldReasons(p)...)
+			held, run := t.heldReasons(p)
+			why[i] = append(why[i], held...)
+			viaRun[i] = run
 		}
 	}
 	mntns := map[uint64]string{}
@@ -151,10 +170,11 @@ func owners(s snapshots.Snapshot, direct func(snapshots.Process) []string,
 				tie(i, p.PPID, "")
 			}
 			if len(why[i]) == 0 {
-				if r := t.nsReason(p, nsOwned); r != "" {
+				if r, run := t.nsReason(p, nsOwned); r != "" {
 					add(r)
 					_, mp, _ := strings.Cut(r, " bound at ")
 					tie(i, pidIn(r, " of pid "), mp)
+					viaRun[i] = run
 				}
 			}
 		}
@@ -162,7 +182,7 @@ func owners(s snapshots.Snapshot, direct func(snapshots.Process) []string,
 	var out []Owned
 	for i, p := range s.Processes {
 		if len(why[i]) > 0 && !skip(p) {
-			out = append(out, Owned{Process: p, Why: why[i], Via: via[i], ViaMount: viaMount[i]})
+			out = append(out, Owned{Process: p, Why: why[i], Via: via[i], ViaMount: viaMount[i], ViaRun: viaRun[i]})
 		}
 	}
 	return out

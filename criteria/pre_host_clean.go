@@ -67,7 +67,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []strin
 		func(m snapshots.Mount) bool {
 			return beneath(m.MountPoint, r.StateRoot) || inCRIUTmp(m.MountPoint, r.TmpDir)
 		},
-		func(snapshots.Process) bool { return false })
+		func(snapshots.Process) bool { return false }, s.Records)
 	isOwned := map[model.PID]bool{}
 	for _, o := range owned {
 		isOwned[o.Process.ID()] = true
@@ -169,7 +169,7 @@ func LeftoverProcesses(s snapshots.Snapshot, r snapshots.Roots) []Owned {
 		func(m snapshots.Mount) bool {
 			return beneath(m.MountPoint, r.StateRoot) || inCRIUTmp(m.MountPoint, r.TmpDir)
 		},
-		func(snapshots.Process) bool { return false })
+		func(snapshots.Process) bool { return false }, s.Records)
 }
 
 // RunOf names the run a process belongs to by its own marks (argv tag,

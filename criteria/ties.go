@@ -27,16 +27,51 @@ type ties struct {
 	host map[uint64]bool
 	devs map[string]string // a run filesystem's dev -> its mount point
 	pins map[nsKey]string  // a namespace pinned by a run's nsfs mount -> mount point
+	// recNS and recMnt are what the tie records judged with name: a
+	// namespace by kind and inode -> its id and run, a mount by its
+	// never-reused id -> its run and mount point.
+	recNS  map[nsKey]recordedNS
+	recMnt map[uint64]recordedMount
+}
+
+type recordedNS struct {
+	id  uint64
+	run string
+}
+
+type recordedMount struct{ run, at string }
+
+// records indexes the tie records rs for newTies.
+func (t *ties) records(rs []snapshots.TieRecord) {
+	t.recNS, t.recMnt = map[nsKey]recordedNS{}, map[uint64]recordedMount{}
+	for _, r := range rs {
+		for _, n := range r.NS {
+			if n.ID != 0 && t.foreign(n.Ino) {
+				t.recNS[nsKey{n.Kind, n.Ino}] = recordedNS{n.ID, r.Run}
+			}
+		}
+		for _, m := range r.Mounts {
+			if m.ID != 0 {
+				t.recMnt[m.ID] = recordedMount{r.Run, cleanPath(m.MountPoint)}
+			}
+		}
+	}
 }
 
 // newTies reads the run filesystems and pinned namespaces off the mounts
 // ownedMount accepts. A pin of a host namespace is ignored: it would claim
 // the whole host.
-func newTies(s snapshots.Snapshot, ownedMount func(snapshots.Mount) bool) ties {
+//
+// records are the tie records whose runs are judged: a process in one of
+// their namespaces (the same id, not only the same inode) or holding a file
+// through one of their mounts is that run's, though the run left nothing
+// else.
+func newTies(s snapshots.Snapshot, ownedMount func(snapshots.Mount) bool, records []snapshots.TieRecord) ties {
 	t := ties{host: map[uint64]bool{}, devs: map[string]string{}, pins: map[nsKey]string{}}
 	for _, ino := range s.HostNS {
 		t.host[ino] = true
 	}
+	t.records(records)
 	for _, m := range s.Mounts {
 		if (m.Dev == "" && m.Pins == "") || !ownedMount(m) {
 			continue
@@ -69,28 +104,37 @@ func parsePin(s string) (nsKey, bool) {
 
 // heldReasons names the files p holds on a run filesystem, one reason for
 // its open files and one for its mappings: a path can lie, a device and an
-// inode cannot.
-func (t ties) heldReasons(p snapshots.Process) []string {
-	var fd, mapped string
+// inode cannot. A file held through a recorded mount also names the run
+// the record is of.
+func (t ties) heldReasons(p snapshots.Process) (out []string, run string) {
+	var fd, mapped, dir string
 	for _, h := range p.Held {
-		if _, ok := t.devs[h.Dev]; !ok {
+		var at string
+		if rm, ok := t.recMnt[h.Mnt]; ok && h.Mnt != 0 {
+			at = "run " + rm.run + "'s recorded mount " + rm.at + " (mount id " + strconv.FormatUint(h.Mnt, 10) + ") ino " + strconv.FormatUint(h.Ino, 10)
+			if run == "" {
+				run = rm.run
+			}
+		} else if _, ok := t.devs[h.Dev]; ok {
+			at = "run fs dev " + h.Dev + " ino " + strconv.FormatUint(h.Ino, 10)
+		} else {
 			continue
 		}
-		at := "run fs dev " + h.Dev + " ino " + strconv.FormatUint(h.Ino, 10)
 		switch {
 		case h.Map && mapped == "":
 			mapped = "mapping on " + at
-		case !h.Map && fd == "":
+		case h.Dir != "" && dir == "":
+			dir = h.Dir + " on " + at
+		case !h.Map && h.Dir == "" && fd == "":
 			fd = "open file on " + at
 		}
 	}
-	var out []string
-	for _, r := range []string{fd, mapped} {
+	for _, r := range []string{fd, mapped, dir} {
 		if r != "" {
 			out = append(out, r)
 		}
 	}
-	return out
+	return out, run
 }
 
 // ownedNS returns, for every foreign namespace of tieKinds whose oldest
@@ -126,19 +170,26 @@ func (t ties) ownedNS(s snapshots.Snapshot, why [][]string, skip func(snapshots.
 }
 
 // nsReason is the first namespace tie of p: a pin of a run's nsfs mount,
-// else a foreign namespace owned through its oldest member.
-func (t ties) nsReason(p snapshots.Process, owned map[nsKey]string) string {
+// else a foreign namespace owned through its oldest member, else one a tie
+// record names (by id: the inode alone may be a later namespace's), with
+// the run of that record.
+func (t ties) nsReason(p snapshots.Process, owned map[nsKey]string) (reason, run string) {
 	for _, kind := range pinKinds {
 		if mp, ok := t.pins[nsKey{kind, p.NS[kind]}]; ok && p.NS[kind] != 0 {
-			return kind + " ns bound at " + mp
+			return kind + " ns bound at " + mp, ""
 		}
 	}
 	for _, kind := range tieKinds {
 		if r, ok := owned[nsKey{kind, p.NS[kind]}]; ok {
-			return r
+			return r, ""
 		}
 	}
-	return ""
+	for _, kind := range pinKinds {
+		if rn, ok := t.recNS[nsKey{kind, p.NS[kind]}]; ok && p.NS[kind] != 0 && p.NSID[kind] == rn.id {
+			return kind + " ns " + strconv.FormatUint(p.NS[kind], 10) + " (id " + strconv.FormatUint(rn.id, 10) + ") recorded for run " + rn.run, rn.run
+		}
+	}
+	return "", ""
 }
 
 // older reports whether a started before b.

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"faultwin/criteria"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 )
 
@@ -136,4 +137,49 @@ func TestLeftoversNameNamespaceAndFileTies(t *testing.T) {
 	left := strings.Join(criteria.Leftovers(s, roots), "\n")
 	g.Expect(left).To(ContainSubstring(`pid 200 (start 60) sleep argv="sleep" cwd=/: uts ns of pid 100 [live]`))
 	g.Expect(left).To(ContainSubstring(`pid 300 (start 70) cat argv="cat" cwd=/: open file on run fs dev 0:55 ino 456 [live]`))
+}
+
+// recordR1 is run r1's tie record: its net namespace and the mount of its
+// session's tmpfs, both by the kernel's never-reused ids.
+var recordR1 = snapshots.TieRecord{
+	Run:    "r1",
+	NS:     []snapshots.RecordedNS{{Kind: "net", Ino: 4026532600, ID: 7001}},
+	Mounts: []snapshots.RecordedMount{{ID: 900123, Dev: "0:77", MountPoint: "/var/lib/faultwin/state/r1/sessions/s1/root"}},
+}
+
+// Once the run's sweep killed everything it marked and removed its state
+// dir, a process left in its recorded namespace, or holding a file through
+// its recorded mount, is still the run's: for the window's criteria, the
+// preflight and the sweep (ViaRun names the run). The same inode under
+// another id is a later namespace, and another run's record ties nothing
+// to this run.
+func TestRecordsTieAfterTheRunIsGone(t *testing.T) {
+	g := NewWithT(t)
+	joiner := inNS(live(200, 60, "sleep", "sleep"), map[string]uint64{"net": 4026532600})
+	joiner.NSID = map[string]uint64{"net": 7001}
+	reused := inNS(live(201, 90, "sleep", "sleep"), map[string]uint64{"net": 4026532600})
+	reused.NSID = map[string]uint64{"net": 7999}
+	holder := live(300, 60, "tail", "tail", "-f", "/log")
+	holder.Held = []snapshots.Held{{Dev: "0:31", Ino: 12, Mnt: 900123}}
+	other := live(301, 60, "tail", "tail", "-f", "/log")
+	other.Held = []snapshots.Held{{Dev: "0:31", Ino: 12, Mnt: 900124}}
+	s := snapshots.Snapshot{HostNS: hostNS, Records: []snapshots.TieRecord{recordR1},
+		Processes: []snapshots.Process{joiner, holder, other}}
+
+	got := criteria.OfRun(s, scopeR1, snapshots.Decoys{})
+	g.Expect(whyOf(got)).To(Equal(map[int][]string{
+		200: {"net ns 4026532600 (id 7001) recorded for run r1"},
+		300: {"open file on run r1's recorded mount /var/lib/faultwin/state/r1/sessions/s1/root (mount id 900123) ino 12"},
+	}))
+	for _, o := range got {
+		g.Expect(o.ViaRun).To(Equal("r1"))
+	}
+	g.Expect(criteria.LeftoverProcesses(s, snapshots.DefaultRoots("/var/lib/faultwin/state"))).To(HaveLen(2))
+
+	later := snapshots.Snapshot{HostNS: hostNS, Records: []snapshots.TieRecord{recordR1}, Processes: []snapshots.Process{reused}}
+	g.Expect(criteria.OfRun(later, scopeR1, snapshots.Decoys{})).To(BeEmpty(), "the recorded inode under another id is a later namespace")
+	r2 := model.NewScope("/var/lib/faultwin", "r2")
+	g.Expect(criteria.OfRun(s, r2, snapshots.Decoys{})).To(BeEmpty(), "r1's record ties nothing to r2")
+	s.Records = nil
+	g.Expect(criteria.OfRun(s, scopeR1, snapshots.Decoys{})).To(BeEmpty(), "without the record nothing ties them")
 }

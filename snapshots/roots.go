@@ -36,6 +36,9 @@ type Roots struct {
 	// host-global name, never a cgroup named for one run. Rows recorded
 	// before it existed lack it and judge as they were judged.
 	RunCgroupsLeft bool `json:"run_cgroups_left,omitempty"`
+	// Records is the directory of the runs' tie records (TieRecord), one
+	// <run>.json each; empty in rows recorded before it existed.
+	Records string `json:"records,omitempty"`
 }
 
 // DefaultRoots returns the roots of a refsup state root.
@@ -49,5 +52,6 @@ func DefaultRoots(stateRoot string) Roots {
 		Sysctls:     []string{model.IPForward},
 
 		RunCgroupsLeft: true,
+		Records:        RecordsDir(stateRoot),
 	}
 }

@@ -42,6 +42,10 @@ type Process struct {
 	// the file was renamed or deleted, or is reached through a bind or
 	// from another mount namespace.
 	Held []Held `json:"held,omitempty"`
+	// NSID are the kernel's never-reused ids (NS_GET_ID) of the process's
+	// namespaces whose inode a tie record names, read to tell the run's
+	// namespace from a later one that reuses its inode.
+	NSID map[string]uint64 `json:"ns_id,omitempty"`
 }
 
 // Held is one open file or memory mapping, by device ("major:minor" as
@@ -50,6 +54,13 @@ type Held struct {
 	Dev string `json:"dev"`
 	Ino uint64 `json:"ino"`
 	Map bool   `json:"map,omitempty"` // a mapping, not a file descriptor
+	// Dir is "cwd" or "root" for the process's working or root directory
+	// held through a recorded mount (no descriptor needed to pin it).
+	Dir string `json:"dir,omitempty"`
+	// Mnt is the never-reused id of the mount the file was opened through
+	// (STATX_MNT_ID_UNIQUE) when it is a mount a tie record names: the
+	// run's, though no mount table shows it any more.
+	Mnt uint64 `json:"mnt,omitempty"`
 }
 
 // ID returns the reuse-proof identity of p.
@@ -131,6 +142,9 @@ type Snapshot struct {
 	// harness and of pid 1: a namespace among them is never a run's. Rows
 	// from before it have none, and their namespace ties stay pid and mnt.
 	HostNS []uint64 `json:"host_ns,omitempty"`
+	// Records are the tie records read (Roots.Records): what runs owned
+	// that outlives their state dirs. Rows from before them have none.
+	Records []TieRecord `json:"records,omitempty"`
 	// Incomplete lists what could not be read; criteria refuse to judge an
 	// incomplete snapshot rather than pass on missing evidence.
 	Incomplete []string `json:"incomplete,omitempty"`

@@ -93,6 +93,8 @@ func attributeRuns(s snapshots.Snapshot, owned []criteria.Owned, root string) ma
 			runOf[o.Process.ID()] = run
 		} else if run := runOfPath(o.ViaMount, root); run != "" {
 			runOf[o.Process.ID()] = run
+		} else if o.ViaRun != "" {
+			runOf[o.Process.ID()] = o.ViaRun
 		}
 	}
 	for changed := true; changed; {

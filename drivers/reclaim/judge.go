@@ -2,9 +2,14 @@ package reclaim
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"os"
+	"slices"
 	"time"
 
 	"faultwin/criteria"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )
@@ -53,7 +58,36 @@ func JudgeWith(capture func() (snapshots.Snapshot, error), roots snapshots.Roots
 		}
 	}
 	j.Snapshot, j.Left = s, criteria.Leftovers(s, roots) // unreadable parts count as leftovers there
-	return j, nil
+	return j, keepRecords(j, roots)
+}
+
+// keepRecords keeps the tie records in step with a judgement: a clean host
+// holds nothing any record names, so they are dropped; otherwise each run
+// whose marked processes are left gets their namespaces and its mounts
+// recorded, so that what its sweep leaves in them is still named after
+// the sweep removed its state dir.
+func keepRecords(j Judgement, roots snapshots.Roots) error {
+	if j.Clean() {
+		return DropRecords(roots.Records)
+	}
+	runs := map[string]bool{}
+	if ents, err := os.ReadDir(roots.StateRoot); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				runs[e.Name()] = true // its mounts
+			}
+		}
+	}
+	for _, o := range criteria.LeftoverProcesses(j.Snapshot, roots) {
+		if run := criteria.RunOf(o.Process); run != "" {
+			runs[run] = true
+		}
+	}
+	var errs []error
+	for _, run := range slices.Sorted(maps.Keys(runs)) {
+		errs = append(errs, Record(roots, model.NewScope(roots.StateRoot, run), j.Snapshot))
+	}
+	return errors.Join(errs...)
 }
 
 // OnlyZombies reports whether s has leftovers and every one of them is a

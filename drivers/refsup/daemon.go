@@ -111,13 +111,24 @@ func (d *daemon) alive() bool {
 	}
 }
 
+// killWait bounds how long kill waits for the subreaper to report the
+// daemon's end: a subreaper that was itself killed (by something outside
+// the harness) never reports it, and an unbounded wait hung a whole suite.
+const killWait = 5 * time.Second
+
 // kill SIGKILLs the daemon (it stays the subreaper's unreaped child until
 // done closes, so its pid cannot have been reused) and waits for its end.
-func (d *daemon) kill() {
+// It reports false when its end was not confirmed within killWait.
+func (d *daemon) kill() bool {
 	if d.alive() {
 		_ = syscall.Kill(d.pid, syscall.SIGKILL)
 	}
-	<-d.done
+	select {
+	case <-d.done:
+		return true
+	case <-time.After(killWait):
+		return false
+	}
 }
 
 // stop ends the subreaper: its remaining children, if any, go to init.

@@ -252,7 +252,9 @@ func (d *Driver) Reap(ctx context.Context) (model.Death, error) {
 	select {
 	case <-d.daemon.done:
 	case <-time.After(2 * time.Second):
-		d.daemon.kill()
+		if !d.daemon.kill() {
+			return model.Death{Note: fmt.Sprintf("alive after the operation returned; killed by the harness, but its subreaper did not report its end within %s (was the subreaper killed?)", killWait)}, nil
+		}
 		note = "alive after the operation returned; killed by the harness"
 	case <-ctx.Done():
 		return model.Death{}, fmt.Errorf("reaping refsup serve: %w", ctx.Err())

@@ -62,6 +62,7 @@ func main() {
 	}
 	fmt.Printf("bench on %s, %d cores, at %s\n\n", hostname(), numCPU(), time.Now().UTC().Format(time.RFC3339))
 	snapshotRatio(*stateRoot, *n)
+	snapshotWithRecord(*stateRoot, *n)
 	snapshotSlope(*stateRoot, *n, []int{500, 2000})
 	if *refsup != "" {
 		refsupVsCRIU(*refsup, *stateRoot, *rounds)
@@ -94,6 +95,46 @@ func snapshotRatio(stateRoot string, n int) {
 	c, s := median(caps), median(shells)
 	fmt.Printf("snapshot: median %s, p90 %s over %d; shell equivalent: median %s over 5; the snapshot is %.0fx faster (goal: 3 ms, 300x)\n\n",
 		ms(c), ms(p90(caps)), n, ms(s), float64(s)/float64(c))
+}
+
+// snapshotWithRecord times the snapshot with and without a tie record
+// naming a mount and a namespace no process holds, side by side: with one,
+// every descriptor, cwd and root of every process is statx'ed for its mount
+// id and every process's namespaces of the recorded kinds are read (what a
+// window pays between its death and its check after).
+func snapshotWithRecord(stateRoot string, n int) {
+	dir, err := os.MkdirTemp("", "bench-ties")
+	if err != nil {
+		fmt.Printf("snapshot with a record: %v\n", err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	rec := `{"run":"rbench","ns":[{"kind":"net","ino":1,"id":1},{"kind":"ipc","ino":1,"id":1}],"mounts":[{"id":1,"dev":"0:1","mount_point":"/nonexistent"}]}`
+	if err := os.WriteFile(dir+"/rbench.json", []byte(rec), 0o600); err != nil {
+		fmt.Printf("snapshot with a record: %v\n", err)
+		return
+	}
+	without := snapshots.DefaultRoots(stateRoot)
+	without.Records = ""
+	with := without
+	with.Records = dir
+	ctx := context.Background()
+	var a, b []time.Duration
+	for i := 0; i < n; i++ {
+		for _, c := range []struct {
+			roots snapshots.Roots
+			into  *[]time.Duration
+		}{{without, &a}, {with, &b}} {
+			t0 := time.Now()
+			if _, err := host.Capture(ctx, "bench", c.roots, snapshots.Decoys{}); err != nil {
+				fmt.Printf("snapshot with a record: %v\n", err)
+				return
+			}
+			*c.into = append(*c.into, time.Since(t0))
+		}
+	}
+	fmt.Printf("snapshot with a tie record: median %s against %s without, %.2fx, over %d each, interleaved, at %d processes\n\n",
+		ms(median(b)), ms(median(a)), float64(median(b))/float64(median(a)), n, countProcs())
 }
 
 // snapshotSlope times the snapshot with idle processes added to the host

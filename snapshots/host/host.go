@@ -68,6 +68,7 @@ func (h Host) Capture(ctx context.Context, label string, roots snapshots.Roots, 
 	}
 	s.Processes = procs
 	s.HostNS = ps.hostNS()
+	s.Records = ps.recs.list
 
 	steps := []func(){
 		func() {

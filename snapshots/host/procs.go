@@ -39,6 +39,7 @@ type procScan struct {
 	netns map[uint64]int
 	host  map[uint64]bool // the namespaces of the harness and of pid 1
 	runFS runFS           // the run filesystems and pinned namespaces known so far
+	recs  records         // what the tie records name
 	cands []*candidate    // the last scan's, for rescan
 }
 
@@ -80,6 +81,7 @@ func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Proc
 	if ps.runFS, err = readRunFS(ps.root, ps.roots); err != nil {
 		inc.add("processes: own mount table: %v", err)
 	}
+	ps.recs = readRecords(ps.roots.Records, ps.runFS.tableDevs(), inc)
 	all, err := pfs.AllProcs()
 	if err != nil {
 		return nil, err

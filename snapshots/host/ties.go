@@ -89,7 +89,12 @@ func (ps *procScan) tieNS(cands []*candidate) bool {
 			targets[ino], kinds[kind] = true, true
 		}
 	}
-	if len(targets) == 0 {
+	for k := range ps.recs.ns {
+		if ps.foreignNS(k.ino) {
+			kinds[k.kind] = true
+		}
+	}
+	if len(targets) == 0 && len(ps.recs.ns) == 0 {
 		return false
 	}
 	added := false
@@ -98,13 +103,36 @@ func (ps *procScan) tieNS(cands []*candidate) bool {
 			continue
 		}
 		for _, kind := range nsKinds {
-			if kinds[kind] && targets[ps.nsOf(c, kind)] {
+			if !kinds[kind] {
+				continue
+			}
+			ino := ps.nsOf(c, kind)
+			if targets[ino] || ps.recordedNS(c, kind, ino) {
 				c.include, added = true, true
 				break
 			}
 		}
 	}
 	return added
+}
+
+// recordedNS reports whether c's namespace of kind, inode ino, is one a tie
+// record names: the same inode and the same id, read now (an inode alone
+// may be a later namespace's). It notes the id in c for the criteria.
+func (ps *procScan) recordedNS(c *candidate, kind string, ino uint64) bool {
+	id, ok := ps.recs.ns[recKey{kind, ino}]
+	if !ok || !ps.foreignNS(ino) {
+		return false
+	}
+	now, err := nsID(ps.root, strconv.Itoa(c.p.PID), kind)
+	if err != nil || now != id {
+		return false
+	}
+	if c.p.NSID == nil {
+		c.p.NSID = map[string]uint64{}
+	}
+	c.p.NSID[kind] = id
+	return true
 }
 
 // recordNS adds to c's recorded namespaces the kinds beyond pid, mnt and
@@ -122,14 +150,15 @@ func (ps *procScan) recordNS(c *candidate) {
 // Equivalent to: stat -L /proc/<pid>/fd/*; the dev and inode of
 // /proc/<pid>/maps.
 func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) []snapshots.Held {
-	if len(ps.runFS.devs) == 0 {
-		return nil
-	}
 	var out []snapshots.Held
 	add := func(h snapshots.Held) {
 		if !slices.Contains(out, h) {
 			out = append(out, h)
 		}
+	}
+	out = ps.recs.held(ps.root, pid, fds)
+	if len(ps.runFS.devs) == 0 {
+		return out
 	}
 	dir := filepath.Join(ps.root, strconv.Itoa(pid), "fd")
 	for _, fd := range fds {
@@ -153,7 +182,7 @@ func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) []snapshots.Held
 			}
 		}
 	}
-	for _, h := range ps.mapped(pid) {
+	for _, h := range ps.mapped(pid, ps.runFS.devs) {
 		add(h)
 	}
 	return out
@@ -179,17 +208,17 @@ func fdMountID(root string, pid int, fd string) int {
 // mapped reads the mappings of pid on a run filesystem: by PROCMAP_QUERY
 // where the kernel has it (6.11), which skips the text of every mapping
 // (a third of the cost measured here), else from the text.
-func (ps *procScan) mapped(pid int) []snapshots.Held {
+func (ps *procScan) mapped(pid int, devs map[uint64]bool) []snapshots.Held {
 	path := filepath.Join(ps.root, strconv.Itoa(pid), "maps")
-	if out, ok := queryMaps(path, ps.runFS.devs); ok {
+	if out, ok := queryMaps(path, devs); ok {
 		return out
 	}
-	return ps.mapsText(path)
+	return mapsText(path, devs)
 }
 
 // mapsText reads the mappings of pid from /proc/<pid>/maps, which spells a
 // device in hex ("00:2a"), the inode in decimal.
-func (ps *procScan) mapsText(path string) []snapshots.Held {
+func mapsText(path string, devs map[uint64]bool) []snapshots.Held {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
@@ -212,7 +241,7 @@ func (ps *procScan) mapsText(path string) []snapshots.Held {
 			continue
 		}
 		dev := unix.Mkdev(uint32(ma), uint32(mi))
-		if ps.runFS.devs[dev] {
+		if devs[dev] {
 			h := snapshots.Held{Dev: devString(dev), Ino: ino, Map: true}
 			if !slices.Contains(out, h) {
 				out = append(out, h)

@@ -308,6 +308,11 @@ func (x *attempt) death() {
 // evidence (step 6): what the death left, before any cleanup.
 func (x *attempt) evidence() {
 	x.capture(criteria.LabelAfterDeath, &x.in.AfterDeath)
+	// What the run owns that can outlive its state dir, kept where its
+	// sweep cannot remove it: a process its sweep leaves in one of its
+	// namespaces, or holding a file through one of its mounts, is still
+	// named after the sweep (snapshots.TieRecord).
+	x.harness("tie record", reclaim.Record(x.in.Roots, x.in.Scope, x.in.AfterDeath))
 	x.harness("ledgered mounts", x.step("ledger", func() (err error) {
 		x.in.LedgeredMounts, err = x.d.LedgeredMounts()
 		return err

@@ -1,0 +1,187 @@
+package reclaim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"faultwin/criteria"
+	"faultwin/internal/model"
+	"faultwin/internal/strictjson"
+	"faultwin/snapshots"
+	"faultwin/snapshots/host"
+)
+
+// recordKinds are the namespace kinds a run's record keeps.
+var recordKinds = []string{"pid", "mnt", "net", "ipc", "uts", "cgroup", "user", "time"}
+
+// Record adds to run's tie record (snapshots.TieRecord, in roots.Records)
+// the namespaces of the run's live processes in s that are not the host's,
+// and the mounts of its run filesystems in the harness's own table, each by
+// the id the kernel never reuses, read now. A process that later enters one
+// of those namespaces, or keeps a file open through one of those mounts,
+// is the run's after its sweep removed everything else. A namespace or
+// mount gone since s was taken, or whose id this kernel cannot give, is not
+// recorded, and neither is a namespace a process not of the run shares.
+func Record(roots snapshots.Roots, sc model.Scope, s snapshots.Snapshot) error {
+	if roots.Records == "" || sc.Run == "" {
+		return nil
+	}
+	rec := snapshots.TieRecord{Run: sc.Run}
+	hostNS := map[uint64]bool{}
+	for _, ino := range s.HostNS {
+		hostNS[ino] = true
+	}
+	owned := criteria.OfRun(s, sc, snapshots.Decoys{})
+	ofRun := map[model.PID]bool{}
+	for _, o := range owned {
+		ofRun[o.Process.ID()] = true
+	}
+	// A namespace another member of which is not the run's (a service the
+	// run's process entered, by the oldest-member rule) stays that
+	// member's: recording it would claim the service once the run is gone.
+	shared := map[snapshots.RecordedNS]bool{}
+	for _, p := range s.Processes {
+		if !ofRun[p.ID()] {
+			for kind, ino := range p.NS {
+				shared[snapshots.RecordedNS{Kind: kind, Ino: ino}] = true
+			}
+		}
+	}
+	for _, o := range owned {
+		p := o.Process
+		if p.Zombie() || len(s.HostNS) == 0 {
+			continue
+		}
+		for _, kind := range recordKinds {
+			if shared[snapshots.RecordedNS{Kind: kind, Ino: p.NS[kind]}] {
+				continue
+			}
+			if n, ok := liveNS(p, kind, hostNS); ok {
+				rec.Merge(snapshots.TieRecord{NS: []snapshots.RecordedNS{n}})
+			}
+		}
+	}
+	for _, m := range s.Mounts {
+		if m.Dev == "" || m.Foreign || m.Decoy || !model.Within(m.MountPoint, sc.StateDir) {
+			continue
+		}
+		if id, err := host.UniqueMountID(m.MountPoint); err == nil {
+			rec.Merge(snapshots.TieRecord{Mounts: []snapshots.RecordedMount{{ID: id, Dev: m.Dev, MountPoint: m.MountPoint}}})
+		}
+	}
+	if len(rec.NS) == 0 && len(rec.Mounts) == 0 {
+		return nil
+	}
+	return writeRecord(roots.Records, rec)
+}
+
+// liveNS reads p's namespace of kind now, when it is the one s recorded
+// (the same process, the same inode) and not the host's.
+func liveNS(p snapshots.Process, kind string, hostNS map[uint64]bool) (snapshots.RecordedNS, bool) {
+	pid := strconv.Itoa(p.PID)
+	ino := p.NS[kind]
+	if ino == 0 || hostNS[ino] {
+		return snapshots.RecordedNS{}, false
+	}
+	start, err := host.StartTime(p.PID)
+	if err != nil || start != p.StartTime {
+		return snapshots.RecordedNS{}, false
+	}
+	now, err := host.NSInode(pid, kind)
+	if err != nil || now != ino {
+		return snapshots.RecordedNS{}, false
+	}
+	id, err := host.NSID(pid, kind)
+	if err != nil {
+		return snapshots.RecordedNS{}, false
+	}
+	return snapshots.RecordedNS{Kind: kind, Ino: ino, ID: id}, true
+}
+
+// writeRecord merges rec into its run's file, written whole to a temporary
+// file and renamed, so a reader never sees half a record.
+func writeRecord(dir string, rec snapshots.TieRecord) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+	}
+	path := filepath.Join(dir, rec.Run+".json")
+	if b, err := os.ReadFile(path); err == nil {
+		var old snapshots.TieRecord
+		if err := strictjson.Decode(b, &old, path); err != nil {
+			return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+		}
+		if !old.Merge(rec) {
+			return nil
+		}
+		rec = old
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+	}
+	b, err := marshalRecord(rec)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+	}
+	return nil
+}
+
+// DropRecords removes the tie records in dir: called once a judgement
+// found the host clean, when nothing any record names is held any more.
+// It removes only <run>.json files (and their temporaries) it wrote.
+func DropRecords(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tie records: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || !(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.tmp")) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RecordsOf lists the runs whose tie records dir holds, sorted.
+func RecordsOf(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if run, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			out = append(out, run)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func marshalRecord(rec snapshots.TieRecord) ([]byte, error) {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+	}
+	return append(b, '\n'), nil
+}

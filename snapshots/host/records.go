@@ -1,0 +1,173 @@
+package host
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"faultwin/internal/strictjson"
+	"faultwin/snapshots"
+)
+
+// nsGetID is NS_GET_ID, _IOR(0xb7, 0xd, __u64): a namespace's id, unique
+// for the boot and never reused (Linux 6.18; older kernels say ENOTTY).
+const nsGetID = 0x8008b70d
+
+// NSID reads the id of pid's namespace of kind (pid a number or "self").
+// Equivalent to: ioctl(open("/proc/<pid>/ns/<kind>"), NS_GET_ID).
+func NSID(pid, kind string) (uint64, error) { return nsID("/proc", pid, kind) }
+
+func nsID(root, pid, kind string) (uint64, error) {
+	fd, err := unix.Open(filepath.Join(root, pid, "ns", kind), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	var id uint64
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), nsGetID, uintptr(unsafe.Pointer(&id))); errno != 0 {
+		return 0, errno
+	}
+	return id, nil
+}
+
+// NSInode reads the inode of pid's namespace of kind.
+// Equivalent to: readlink /proc/<pid>/ns/<kind>.
+func NSInode(pid, kind string) (uint64, error) { return readNS("/proc", pid, kind) }
+
+// UniqueMountID reads the never-reused id of the mount path is on.
+func UniqueMountID(path string) (uint64, error) { return uniqueMountID(path) }
+
+// recKey is a recorded namespace by kind and inode.
+type recKey struct {
+	kind string
+	ino  uint64
+}
+
+// records is what the tie records say, indexed for the scan: recorded
+// namespaces by kind and inode -> id, recorded mounts by id -> device, and
+// the recorded devices no mount of the harness's table shows any more
+// (a detached run filesystem, held only by what has files open on it).
+type records struct {
+	list     []snapshots.TieRecord
+	ns       map[recKey]uint64
+	mnts     map[uint64]uint64
+	detached map[uint64]uint64 // device -> the recorded mount id it was mounted as
+}
+
+// readRecords reads every <run>.json in dir. A record that cannot be read
+// leaves the capture incomplete: what it would tie cannot be ruled out.
+func readRecords(dir string, table []uint64, inc *incomplete) records {
+	r := records{ns: map[recKey]uint64{}, mnts: map[uint64]uint64{}, detached: map[uint64]uint64{}}
+	if dir == "" {
+		return r
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			inc.add("tie records %s: %v", dir, err)
+		}
+		return r
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(path)
+		var rec snapshots.TieRecord
+		if err == nil {
+			err = strictjson.Decode(b, &rec, path)
+		}
+		if err == nil && rec.Run+".json" != e.Name() {
+			err = errors.New("its run " + strconv.Quote(rec.Run) + " is not its name's")
+		}
+		if err != nil {
+			inc.add("tie record %s unreadable (%v): what it ties cannot be ruled out; remove it once nothing of its run is left", path, err)
+			continue
+		}
+		r.list = append(r.list, rec)
+		for _, n := range rec.NS {
+			if n.ID != 0 {
+				r.ns[recKey{n.Kind, n.Ino}] = n.ID
+			}
+		}
+		for _, m := range rec.Mounts {
+			dev, ok := parseDev(m.Dev)
+			if m.ID == 0 || !ok {
+				continue
+			}
+			r.mnts[m.ID] = dev
+			if !slices.Contains(table, dev) {
+				r.detached[dev] = m.ID
+			}
+		}
+	}
+	return r
+}
+
+// held lists the files pid has open through a recorded mount (by the
+// descriptor's own mount id, whatever its path says), its working or root
+// directory there, and the mappings on a
+// recorded device no mount shows any more. It reads nothing when no
+// record names a mount.
+// Equivalent to: statx(/proc/<pid>/{fd/<n>,cwd,root}, STATX_MNT_ID_UNIQUE).
+func (r records) held(root string, pid int, fds []fdRef) []snapshots.Held {
+	if len(r.mnts) == 0 {
+		return nil
+	}
+	var out []snapshots.Held
+	proc := filepath.Join(root, strconv.Itoa(pid))
+	through := func(link, dir string) {
+		var st unix.Statx_t
+		if unix.Statx(unix.AT_FDCWD, filepath.Join(proc, link), 0, unix.STATX_INO|unix.STATX_MNT_ID_UNIQUE, &st) != nil ||
+			st.Mask&unix.STATX_MNT_ID_UNIQUE == 0 {
+			return
+		}
+		if _, ok := r.mnts[st.Mnt_id]; ok {
+			h := snapshots.Held{Dev: devString(unix.Mkdev(st.Dev_major, st.Dev_minor)), Ino: st.Ino, Mnt: st.Mnt_id, Dir: dir}
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	for _, fd := range fds {
+		through(filepath.Join("fd", fd.fd), "")
+	}
+	// A working or root directory pins its mount as a descriptor does.
+	through("cwd", "cwd")
+	through("root", "root")
+	if len(r.detached) > 0 {
+		devs := map[uint64]bool{}
+		for dev := range r.detached {
+			devs[dev] = true
+		}
+		ps := procScan{root: root}
+		for _, h := range ps.mapped(pid, devs) {
+			if dev, ok := parseDev(h.Dev); ok {
+				h.Mnt = r.detached[dev]
+			}
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// parseDev reads a device as mountinfo spells it ("0:42").
+func parseDev(s string) (uint64, bool) {
+	maj, min, ok := strings.Cut(s, ":")
+	a, err1 := strconv.ParseUint(maj, 10, 32)
+	b, err2 := strconv.ParseUint(min, 10, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return unix.Mkdev(uint32(a), uint32(b)), true
+}

@@ -1,0 +1,78 @@
+package snapshots
+
+import (
+	"path"
+	"strings"
+)
+
+// TieRecord is what one run owned that can outlive its state dir: its
+// namespaces and the mounts of its filesystems, each by the kernel's
+// never-reused id. A process that entered one of those namespaces, or
+// holds a file opened through one of those mounts, keeps it alive after the
+// run's sweep removed the state dir and unmounted it; with no mark of its
+// own and nothing left under the state root, the record is what ties it to
+// the run. The harness writes a run's record while the run lives and drops
+// the records once a judgement finds the host clean.
+type TieRecord struct {
+	Run    string          `json:"run"`
+	NS     []RecordedNS    `json:"ns,omitempty"`
+	Mounts []RecordedMount `json:"mounts,omitempty"`
+}
+
+// RecordedNS is one namespace of a run: its kind, its inode and its id
+// (NS_GET_ID). The inode is reused once the namespace is gone, the id never;
+// a namespace whose id could not be read is not recorded.
+type RecordedNS struct {
+	Kind string `json:"kind"`
+	Ino  uint64 `json:"ino"`
+	ID   uint64 `json:"id"`
+}
+
+// RecordedMount is one mount of a run filesystem as the harness's table
+// showed it: its never-reused id (STATX_MNT_ID_UNIQUE), its device as
+// mountinfo spells it and where it was mounted.
+type RecordedMount struct {
+	ID         uint64 `json:"id"`
+	Dev        string `json:"dev"`
+	MountPoint string `json:"mount_point"`
+}
+
+// RecordsDir is where the tie records of the runs under stateRoot are
+// kept: beside the state root, never in it, so a run's sweep removing its
+// state dir leaves its record.
+func RecordsDir(stateRoot string) string {
+	return path.Clean(strings.TrimSuffix(stateRoot, "/")) + ".ties"
+}
+
+// Merge adds to r what o records that r does not, in o's order.
+func (r *TieRecord) Merge(o TieRecord) (added bool) {
+	for _, n := range o.NS {
+		if !containsNS(r.NS, n) {
+			r.NS, added = append(r.NS, n), true
+		}
+	}
+	for _, m := range o.Mounts {
+		if !containsMount(r.Mounts, m.ID) {
+			r.Mounts, added = append(r.Mounts, m), true
+		}
+	}
+	return added
+}
+
+func containsNS(ns []RecordedNS, n RecordedNS) bool {
+	for _, x := range ns {
+		if x.ID == n.ID && x.Kind == n.Kind {
+			return true
+		}
+	}
+	return false
+}
+
+func containsMount(ms []RecordedMount, id uint64) bool {
+	for _, x := range ms {
+		if x.ID == id {
+			return true
+		}
+	}
+	return false
+}
