@@ -77,24 +77,18 @@ func recordsOf(rs []snapshots.TieRecord, run string) []snapshots.TieRecord {
 // owners is the one ownership closure the criteria, the preflight and
 // hostcheck share. direct gives a process's own reasons; then, until
 // nothing changes, a process is owned too when it
-//
 //   - lives in a pid namespace whose init (innermost pid 1) is owned;
-//
 //   - lives in a mount namespace other than the host's that an owned
 //     process of another pid namespace lives in, or that holds a mount
 //     ownedMount accepts (a host process that entered a session's mount
 //     namespace carries no tag of its own);
-//
 //   - is a zombie whose parent is owned (a zombie has no argv, environment
 //     or files left to match);
-//
 //   - holds a file open or mapped on a run filesystem (a tmpfs or overlay
 //     of its own mounted where ownedMount accepts), by device and inode;
-//
 //   - lives in a namespace (any kind) that an nsfs mount ownedMount
 //     accepts pins, or in a net, ipc, uts, cgroup, user or time namespace
-//     other than the host's whose oldest member is owned (ties.go).
-//
+//     other than the host's whose oldest member is owned (ties.go);
 //   - lives in a namespace, or holds a file through a mount, that one of
 //     records names (the run's sweep may have removed everything else).
 //
