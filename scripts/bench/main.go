@@ -53,6 +53,7 @@ func main() {
 	flag.Parse()
 	if *snapOnly {
 		snapshotRatio(*stateRoot, *n)
+		snapshotWithRecord(*stateRoot, *n)
 		snapshotSlope(*stateRoot, *n, []int{500, 2000})
 		return
 	}
