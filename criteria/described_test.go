@@ -374,3 +374,17 @@ func TestPreflightNotesShared(t *testing.T) {
 	g.Expect(v).To(HaveStatus(model.StatusInvalid))
 	g.Expect(v.Reason).To(Equal("preflight: 1 leftover of a faultwin run at preflight"))
 }
+
+// What the judge saw at the preflight with every supervisor's names, but
+// the window's own roots do not show (another supervisor's stale socket),
+// makes PRE fail as hostcheck would: the row says INVALID with it.
+func TestPreflightOthersFailPRE(t *testing.T) {
+	g := NewWithT(t)
+	in := passing(t)
+	g.Expect(criteria.Evaluate(in)).To(HaveStatus(model.StatusPass))
+	in.PreflightOthers = []string{"socket /run/containerd/s/0123abcd: no process listens on it (a killed server's), declared by the driver"}
+	v := criteria.Evaluate(in)
+	g.Expect(v).To(HaveStatus(model.StatusInvalid))
+	r, _ := v.Result(model.PRE)
+	g.Expect(r).To(HaveEvidence("socket /run/containerd/s/0123abcd: no process listens on it (a killed server's), declared by the driver (seen with every supervisor's names, as hostcheck sees the host)"))
+}

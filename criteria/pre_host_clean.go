@@ -155,6 +155,9 @@ func pre(c *ctx) Result {
 	bad, gaps, kept := leftovers(c.in.Preflight, c.in.Roots)
 	j.gap(gaps...)
 	j.fail(bad...)
+	for _, l := range c.in.PreflightOthers {
+		j.fail(l + " (seen with every supervisor's names, as hostcheck sees the host)")
+	}
 	for _, k := range kept {
 		j.note("kept by design: " + k)
 	}

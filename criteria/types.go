@@ -23,6 +23,11 @@ type Input struct {
 	Roots       snapshots.Roots    `json:"roots"`
 	Decoys      snapshots.Decoys   `json:"decoys"`
 	Preflight   snapshots.Snapshot `json:"preflight"`
+	// PreflightOthers are the leftovers the judge found at the preflight
+	// with every supervisor's host-global names (as hostcheck judges) that
+	// the window's own roots do not show: another supervisor's stale
+	// socket, say. Rows from before it lack it.
+	PreflightOthers []string `json:"preflight_others,omitempty"`
 	AfterDeath  snapshots.Snapshot `json:"after_death"`
 	AfterSweep  snapshots.Snapshot `json:"after_sweep"`
 	AfterSweep2 snapshots.Snapshot `json:"after_sweep2"`

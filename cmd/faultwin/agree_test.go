@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -331,4 +332,43 @@ func TestHostcheckFileOpenedThroughOverlay(t *testing.T) {
 	dev := fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
 	out := hostcheckLists(t, root, pidLinePrefix(holder.Process.Pid), "open file on run fs dev "+dev)
 	t.Log(out)
+}
+
+// TestJudgesAgreeOnAnotherSupervisorsSocket: a stale shim socket (bound by
+// no process, as a SIGKILLed containerd shim leaves one) under the path
+// containerd's description claims. hostcheck names it, and so does the
+// preflight of a refsup window, whose own roots claim no socket: both judge
+// with every supervisor's names. `faultwin sweep --reclaim-names` removes
+// it, and only it.
+func TestJudgesAgreeOnAnotherSupervisorsSocket(t *testing.T) {
+	hosttest.Need(t, "binds a unix socket under /run/containerd/s and reads the whole host")
+	root := t.TempDir()
+	dir := "/run/containerd/s"
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("fwagree%d", os.Getpid()))
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	l.Close()
+	t.Cleanup(func() { _ = os.Remove(path) })
+	want := "socket " + path + ": no process listens on it"
+	hostcheckLists(t, root, want)
+	said := preflightSays(t, root)
+	if !slices.ContainsFunc(said, func(l string) bool { return strings.HasPrefix(l, want) }) {
+		t.Errorf("a refsup window's preflight does not name the stale socket hostcheck names: %q", said)
+	}
+	out, _, err := runVerb(t, "sweep", "--state-root", root, "--refsup", "/nonexistent/refsup", "--reclaim-names")
+	if err != nil {
+		t.Fatalf("sweep --reclaim-names: %v\n%s", err, out)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		t.Errorf("sweep --reclaim-names left %s:\n%s", path, out)
+	}
+	if hc, code, _ := runVerb(t, "hostcheck", "--state-root", root); code != 0 {
+		t.Errorf("host not clean after the sweep:\n%s", hc)
+	}
 }

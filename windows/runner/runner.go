@@ -202,6 +202,16 @@ func (x *attempt) preflight() bool {
 		}
 		return x.in.Preflight, nil
 	}, x.in.Roots)
+	if err == nil && j.Clean() {
+		// The judge hostcheck is: every supervisor's names, not only this
+		// window's driver's, so the two cannot disagree.
+		if others, oerr := x.othersLeft(criteria.LabelPreflight); oerr != nil {
+			err = oerr
+		} else if len(others) > 0 {
+			x.in.PreflightOthers = others
+			j.Left = others
+		}
+	}
 	if err != nil || !j.Clean() {
 		x.logf("host unclean or unreadable; not running")
 		x.o.HostLeft, x.o.HostLeftAt = j.Left, "preflight"
@@ -213,16 +223,31 @@ func (x *attempt) preflight() bool {
 	return true
 }
 
+// othersLeft judges the host with every known supervisor's host-global
+// names (AllRoots, as hostcheck does), when they add any to the window's.
+func (x *attempt) othersLeft(label string) ([]string, error) {
+	all := AllRoots(x.in.Roots)
+	if slices.Equal(all.Links, x.in.Roots.Links) && slices.Equal(all.Netns, x.in.Roots.Netns) &&
+		slices.Equal(all.Chains, x.in.Roots.Chains) && slices.Equal(all.Sockets, x.in.Roots.Sockets) {
+		return nil, nil
+	}
+	j, err := reclaim.Judge(x.ctx, label+" (every supervisor's names)", all)
+	return j.Left, err
+}
+
 // checkAfter judges the host once the window is over (its sweeps, its last
 // resort, the decoys removed), with the judge every preflight uses: what
 // it finds would make every later window INVALID, so the caller stops
 // instead (StopMessage).
 func (x *attempt) checkAfter() {
 	j, err := reclaim.Judge(x.ctx, "after", x.in.Roots)
+	if err == nil && j.Clean() {
+		j.Left, err = x.othersLeft("after")
+	}
 	switch {
 	case err != nil:
 		x.o.HostLeft = []string{"host state unreadable after the window: " + err.Error()}
-	case !j.Clean():
+	case len(j.Left) > 0:
 		x.o.HostLeft = j.Left
 	}
 	if len(x.o.HostLeft) > 0 {
