@@ -18,23 +18,23 @@ const (
 // Input is everything one window's verdict depends on. It is stored in each
 // row as is, so replay re-judges exactly what the run judged.
 type Input struct {
-	Window      model.Window       `json:"window"`
-	Scope       model.Scope        `json:"scope"`
-	Roots       snapshots.Roots    `json:"roots"`
-	Decoys      snapshots.Decoys   `json:"decoys"`
-	Preflight   snapshots.Snapshot `json:"preflight"`
+	Window    model.Window       `json:"window"`
+	Scope     model.Scope        `json:"scope"`
+	Roots     snapshots.Roots    `json:"roots"`
+	Decoys    snapshots.Decoys   `json:"decoys"`
+	Preflight snapshots.Snapshot `json:"preflight"`
 	// PreflightOthers are the leftovers the judge found at the preflight
 	// with every supervisor's host-global names (as hostcheck judges) that
 	// the window's own roots do not show: another supervisor's stale
 	// socket, say. Rows from before it lack it.
-	PreflightOthers []string `json:"preflight_others,omitempty"`
-	AfterDeath  snapshots.Snapshot `json:"after_death"`
-	AfterSweep  snapshots.Snapshot `json:"after_sweep"`
-	AfterSweep2 snapshots.Snapshot `json:"after_sweep2"`
-	Sweep1      model.SweepReport  `json:"sweep1"`
-	Sweep2      model.SweepReport  `json:"sweep2"`
-	Trace       []model.TracePoint `json:"trace"`
-	Death       model.Death        `json:"death"`
+	PreflightOthers []string           `json:"preflight_others,omitempty"`
+	AfterDeath      snapshots.Snapshot `json:"after_death"`
+	AfterSweep      snapshots.Snapshot `json:"after_sweep"`
+	AfterSweep2     snapshots.Snapshot `json:"after_sweep2"`
+	Sweep1          model.SweepReport  `json:"sweep1"`
+	Sweep2          model.SweepReport  `json:"sweep2"`
+	Trace           []model.TracePoint `json:"trace"`
+	Death           model.Death        `json:"death"`
 	// LedgeredMounts are the mount points the run's ledger recorded, read
 	// before the sweep (O1).
 	LedgeredMounts []string `json:"ledgered_mounts"`
