@@ -15,7 +15,7 @@ import (
 func TestDisplaySession(t *testing.T) {
 	needHost(t)
 	if _, err := exec.LookPath("Xvfb"); err != nil {
-		t.Skip("needs Xvfb")
+		t.Fatal("needs Xvfb: make deps installs it (xvfb)")
 	}
 	e := newEnv(t)
 	e.serve()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -73,7 +74,7 @@ func keepRecords(j Judgement, roots snapshots.Roots) error {
 	runs := map[string]bool{}
 	if ents, err := os.ReadDir(roots.StateRoot); err == nil {
 		for _, e := range ents {
-			if e.IsDir() {
+			if e.IsDir() && !IsPlanted(filepath.Join(roots.StateRoot, e.Name())) {
 				runs[e.Name()] = true // its mounts
 			}
 		}

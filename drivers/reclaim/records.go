@@ -72,7 +72,11 @@ func Record(roots snapshots.Roots, sc model.Scope, s snapshots.Snapshot) error {
 		if m.Dev == "" || m.Foreign || m.Decoy || !model.Within(m.MountPoint, sc.StateDir) {
 			continue
 		}
-		if id, err := host.UniqueMountID(m.MountPoint); err == nil {
+		// The mount must still be there, as s saw it: statx of a path
+		// whose mount is gone gives the mount beneath it (the host's root
+		// filesystem, say), and recording that would tie every process of
+		// the host to the run.
+		if id, ok := host.MountRootID(m.MountPoint, m.Dev); ok {
 			rec.Merge(snapshots.TieRecord{Mounts: []snapshots.RecordedMount{{ID: id, Dev: m.Dev, MountPoint: m.MountPoint}}})
 		}
 	}
@@ -184,4 +188,11 @@ func marshalRecord(rec snapshots.TieRecord) ([]byte, error) {
 		return nil, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
 	return append(b, '\n'), nil
+}
+
+// IsPlanted reports whether dir is a decoy dir the harness planted (its
+// ledger.json is model.DecoyLedger), never a run's.
+func IsPlanted(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "ledger.json"))
+	return err == nil && string(b) == model.DecoyLedger
 }

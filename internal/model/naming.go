@@ -36,6 +36,10 @@ const (
 	CgyardMarker = ".criu.cgyard."
 	// DefaultStateRoot is where runs keep their state unless told otherwise.
 	DefaultStateRoot = "/var/lib/faultwin/state"
+	// DecoyLedger is the content of a decoy dir's ledger.json: it looks
+	// like a ledger to a sweep that owns by file name, and tells the
+	// harness the dir is its own decoy, not a run's.
+	DecoyLedger = `{"decoy":"planted by faultwin; not a ledger of any run"}` + "\n"
 	// IPForward is the host-global sysctl a supervisor turns on for NAT.
 	IPForward = "net/ipv4/ip_forward"
 )

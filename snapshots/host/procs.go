@@ -81,7 +81,7 @@ func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Proc
 	if ps.runFS, err = readRunFS(ps.root, ps.roots); err != nil {
 		inc.add("processes: own mount table: %v", err)
 	}
-	ps.recs = readRecords(ps.roots.Records, ps.runFS.tableDevs(), inc)
+	ps.recs = readRecords(ps.roots.Records, ps.roots, ps.runFS.table, inc)
 	all, err := pfs.AllProcs()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"faultwin/internal/strictjson"
@@ -41,8 +42,19 @@ func nsID(root, pid, kind string) (uint64, error) {
 // Equivalent to: readlink /proc/<pid>/ns/<kind>.
 func NSInode(pid, kind string) (uint64, error) { return readNS("/proc", pid, kind) }
 
-// UniqueMountID reads the never-reused id of the mount path is on.
-func UniqueMountID(path string) (uint64, error) { return uniqueMountID(path) }
+// MountRootID reads the never-reused id of the mount whose root path is,
+// when it is one (STATX_ATTR_MOUNT_ROOT) and its device is dev ("0:42"):
+// false for a path whose mount is gone, which statx would answer with the
+// mount beneath it.
+func MountRootID(path, dev string) (uint64, bool) {
+	var st unix.Statx_t
+	err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID_UNIQUE, &st)
+	if err != nil || st.Mask&unix.STATX_MNT_ID_UNIQUE == 0 ||
+		st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0 || st.Attributes&unix.STATX_ATTR_MOUNT_ROOT == 0 {
+		return 0, false
+	}
+	return st.Mnt_id, devString(unix.Mkdev(st.Dev_major, st.Dev_minor)) == dev
+}
 
 // recKey is a recorded namespace by kind and inode.
 type recKey struct {
@@ -63,7 +75,7 @@ type records struct {
 
 // readRecords reads every <run>.json in dir. A record that cannot be read
 // leaves the capture incomplete: what it would tie cannot be ruled out.
-func readRecords(dir string, table []uint64, inc *incomplete) records {
+func readRecords(dir string, roots snapshots.Roots, table *[]*mountinfo.Info, inc *incomplete) records {
 	r := records{ns: map[recKey]uint64{}, mnts: map[uint64]uint64{}, detached: map[uint64]uint64{}}
 	if dir == "" {
 		return r
@@ -75,6 +87,7 @@ func readRecords(dir string, table []uint64, inc *incomplete) records {
 		}
 		return r
 	}
+	attached := attachedOutside(roots, table)
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
@@ -103,8 +116,15 @@ func readRecords(dir string, table []uint64, inc *incomplete) records {
 			if m.ID == 0 || !ok {
 				continue
 			}
+			if at, ok := attached[m.ID]; ok {
+				// Never a run's: the harness's table mounts it outside
+				// the state root. A record naming it is wrong, and would
+				// tie every process that uses that filesystem.
+				inc.note("tie record %s names mount id %d, which is mounted at %s outside the state root: not used", path, m.ID, at)
+				continue
+			}
 			r.mnts[m.ID] = dev
-			if !slices.Contains(table, dev) {
+			if !slices.Contains(tableDevs(table), dev) {
 				r.detached[dev] = m.ID
 			}
 		}
@@ -170,4 +190,37 @@ func parseDev(s string) (uint64, bool) {
 		return 0, false
 	}
 	return unix.Mkdev(uint32(a), uint32(b)), true
+}
+
+// attachedOutside gives the never-reused ids of the harness's mounts
+// outside the state root, with where each is mounted. It reads nothing
+// without a table.
+func attachedOutside(roots snapshots.Roots, table *[]*mountinfo.Info) map[uint64]string {
+	out := map[uint64]string{}
+	if table == nil {
+		return out
+	}
+	for _, i := range *table {
+		if roots.InScope(i.Mountpoint) {
+			continue
+		}
+		if id, err := uniqueMountID(i.Mountpoint); err == nil {
+			if _, seen := out[id]; !seen {
+				out[id] = i.Mountpoint
+			}
+		}
+	}
+	return out
+}
+
+// tableDevs lists the devices a mount table shows.
+func tableDevs(table *[]*mountinfo.Info) []uint64 {
+	if table == nil {
+		return nil
+	}
+	out := make([]uint64, 0, len(*table))
+	for _, i := range *table {
+		out = append(out, mkdev(i))
+	}
+	return out
 }

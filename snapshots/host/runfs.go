@@ -169,15 +169,3 @@ func readRunFS(root string, roots snapshots.Roots) (runFS, error) {
 	}
 	return r, nil
 }
-
-// tableDevs lists the devices the harness's mount table shows.
-func (r runFS) tableDevs() []uint64 {
-	if r.table == nil {
-		return nil
-	}
-	out := make([]uint64, 0, len(*r.table))
-	for _, i := range *r.table {
-		out = append(out, mkdev(i))
-	}
-	return out
-}

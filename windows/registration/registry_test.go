@@ -29,7 +29,7 @@ type repo struct {
 func newRepo(t *testing.T) *repo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git not installed: make deps installs it")
 	}
 	r := &repo{t, t.TempDir()}
 	r.git("init", "-q", "-b", "main")
@@ -158,7 +158,7 @@ func TestNoCommitsYet(t *testing.T) {
 
 func TestNotARepository(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git not installed: make deps installs it")
 	}
 	dir := t.TempDir()
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))

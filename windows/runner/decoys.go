@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"faultwin/drivers/reclaim"
 	"faultwin/internal/model"
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
@@ -24,14 +25,11 @@ import (
 
 // marker is the decoy ledger's content: it looks like a ledger to a sweep
 // that owns by file name, and tells `faultwin sweep` the dir is the harness's.
-const marker = `{"decoy":"planted by faultwin; not a ledger of any run"}` + "\n"
+const marker = model.DecoyLedger
 
 // IsPlanted reports whether dir is a decoy dir the harness planted (and did
 // not remove, because the harness was killed mid-window).
-func IsPlanted(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "ledger.json"))
-	return err == nil && string(b) == marker
-}
+func IsPlanted(dir string) bool { return reclaim.IsPlanted(dir) }
 
 // RemovePlanted removes a decoy dir left by an interrupted harness: its
 // tmpfs, its marker file and the dir, and nothing else (a dir holding
