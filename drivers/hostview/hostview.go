@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/internal/procstat"
 )
 
 // Proc is one process as /proc shows it.
@@ -96,21 +97,11 @@ func Procs() ([]Proc, error) {
 
 // Read reads one process's stat.
 func Read(pid int) (Proc, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procstat.Read("", pid)
 	if err != nil {
 		return Proc{}, err
 	}
-	s := string(b)
-	l, r := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if l < 0 || r < l {
-		return Proc{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
-	}
-	f := strings.Fields(s[r+1:])
-	if len(f) < 2 {
-		return Proc{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return Proc{PID: pid, PPID: ppid, Comm: s[l+1 : r], State: f[0]}, nil
+	return Proc{PID: pid, PPID: st.PPID, Comm: st.Comm, State: string(st.State)}, nil
 }
 
 // Workloads reads, in one pass over /proc, the live processes of each named

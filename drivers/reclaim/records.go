@@ -144,7 +144,8 @@ func writeRecord(dir string, rec snapshots.TieRecord) error {
 
 // DropRecords removes the tie records in dir: called once a judgement
 // found the host clean, when nothing any record names is held any more.
-// It removes only <run>.json files (and their temporaries) it wrote.
+// It removes only <run>.json files (and their temporaries) it wrote, then
+// the directory if nothing else is in it.
 func DropRecords(dir string) error {
 	if dir == "" {
 		return nil
@@ -166,6 +167,7 @@ func DropRecords(dir string) error {
 			errs = append(errs, err)
 		}
 	}
+	_ = os.Remove(dir) // once empty: a clean host keeps no records dir either
 	return errors.Join(errs...)
 }
 

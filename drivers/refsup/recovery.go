@@ -8,14 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"faultwin/fixtures/refsup/api"
 	"faultwin/internal/model"
+	"faultwin/internal/procstat"
 )
 
 // Sessions implements drivers.Recoverer: the first cold session is the one
@@ -205,8 +204,8 @@ func cont(p model.PID) bool {
 
 func waitGone(p model.PID, timeout time.Duration) {
 	for deadline := time.Now().Add(timeout); p.PID > 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
-		if err != nil || startOf(p.PID) != p.StartTime || statState(string(b)) == "Z" {
+		st, err := procstat.Read("", p.PID)
+		if err != nil || st.StartTime != p.StartTime || st.Zombie() {
 			return
 		}
 	}
@@ -214,25 +213,11 @@ func waitGone(p model.PID, timeout time.Duration) {
 
 // startOf reads a process's start time (clock ticks since boot), 0 if gone.
 func startOf(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procstat.Read("", pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 20 {
-		return 0
-	}
-	n, _ := strconv.ParseUint(f[19], 10, 64)
-	return n
-}
-
-func statState(s string) string {
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
+	return st.StartTime
 }
 
 // waitTrace waits until the current supervisor has passed one of points,

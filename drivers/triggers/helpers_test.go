@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"faultwin/internal/model"
+	"faultwin/internal/procstat"
 )
 
 // TestMain makes the test binary a child subreaper: a killed shell's
@@ -112,11 +113,11 @@ func idOf(t testing.TB, pid int) model.PID {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := parseStat(b)
+	st, err := procstat.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return model.PID{PID: pid, StartTime: st.start}
+	return model.PID{PID: pid, StartTime: st.StartTime}
 }
 
 // killedBy returns the signal that ended c, waiting up to 5s for it to end.
@@ -185,8 +186,8 @@ func procsOf(t testing.TB, run, comm string) []int {
 		if err != nil {
 			continue
 		}
-		st, err := parseStat(b)
-		if err != nil || st.comm != comm || st.state == 'Z' {
+		st, err := procstat.Parse(b)
+		if err != nil || st.Comm != comm || st.State == 'Z' {
 			continue
 		}
 		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")

@@ -31,5 +31,5 @@ func kill(sc *scanner, role string, id model.PID, comm string, goneWait time.Dur
 // pidStat is the scanner's stat read in pidkill's terms.
 func (s *scanner) pidStat(pid int) (pidkill.Stat, error) {
 	st, err := s.readStat(pid)
-	return pidkill.Stat{Start: st.start, State: st.state, Comm: st.comm}, err
+	return pidkill.Stat{Start: st.StartTime, State: st.State, Comm: st.Comm}, err
 }

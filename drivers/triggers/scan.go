@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"faultwin/internal/model"
+	"faultwin/internal/procstat"
 )
 
 // recentWindow is how long after a pid is first seen its comm is still
@@ -250,8 +251,8 @@ func (s *scanner) stat(p *proc) bool {
 	if err != nil {
 		return false
 	}
-	p.id.StartTime, p.ppid, p.comm, p.state = st.start, st.ppid, st.comm, st.state
-	p.kthread = st.flags&pfKthread != 0
+	p.id.StartTime, p.ppid, p.comm, p.state = st.StartTime, st.PPID, st.Comm, st.State
+	p.kthread = st.Flags&pfKthread != 0
 	p.seen = time.Now()
 	return true
 }
@@ -500,66 +501,12 @@ func (s *scanner) inCgroup(pid int) bool {
 	return false
 }
 
-type statLine struct {
-	comm  string
-	state byte
-	ppid  int
-	flags uint64
-	start uint64
-}
-
-func (s *scanner) readStat(pid int) (statLine, error) {
+func (s *scanner) readStat(pid int) (procstat.Stat, error) {
 	b, err := s.readAt(pid, "stat")
 	if err != nil {
-		return statLine{}, err
+		return procstat.Stat{}, err
 	}
-	return parseStat(b)
-}
-
-// parseStat reads /proc/<pid>/stat. The comm sits in parentheses and may
-// itself hold spaces and parentheses, so fields count from the last ')'.
-func parseStat(b []byte) (statLine, error) {
-	var st statLine
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return st, fmt.Errorf("triggers: malformed stat %q", b)
-	}
-	st.comm = string(b[open+1 : end])
-	rest := b[end+1:]
-	// after ')': state(3) ppid(4) pgrp session tty tpgid flags(9) ... starttime(22)
-	for field := 3; field <= 22; field++ {
-		rest = bytes.TrimLeft(rest, " ")
-		tok := rest
-		if i := bytes.IndexByte(rest, ' '); i >= 0 {
-			tok, rest = rest[:i], rest[i:]
-		} else {
-			rest = nil
-		}
-		if len(tok) == 0 {
-			return st, fmt.Errorf("triggers: short stat %q", b)
-		}
-		switch field {
-		case 3:
-			st.state = tok[0]
-		case 4:
-			v, err := strconv.Atoi(string(tok))
-			if err != nil {
-				return st, fmt.Errorf("triggers: stat ppid: %w", err)
-			}
-			st.ppid = v
-		case 9, 22:
-			v, err := strconv.ParseUint(string(tok), 10, 64)
-			if err != nil {
-				return st, fmt.Errorf("triggers: stat field %d: %w", field, err)
-			}
-			if field == 9 {
-				st.flags = v
-			} else {
-				st.start = v
-			}
-		}
-	}
-	return st, nil
+	return procstat.Parse(b)
 }
 
 // readAt reads <proc>/<pid>/<name> into the scanner's buffer; the result is

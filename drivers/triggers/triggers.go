@@ -9,15 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/internal/procstat"
 )
 
 // Operation names the operation's own process in Plan.Watch and Plan.Kill,
@@ -454,13 +453,9 @@ func victimNote(v model.Victim) string {
 // Identify returns pid with its start time, the identity a kill checks, for
 // a caller that started the process itself (the operation).
 func Identify(pid int) (model.PID, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.Read("", pid)
 	if err != nil {
 		return model.PID{}, err
 	}
-	st, err := parseStat(b)
-	if err != nil {
-		return model.PID{}, err
-	}
-	return model.PID{PID: pid, StartTime: st.start}, nil
+	return model.PID{PID: pid, StartTime: st.StartTime}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/internal/procstat"
 )
 
 func start(t *testing.T, p Plan, op model.PID) Result {
@@ -376,7 +377,7 @@ func TestZombieVictimExitedOnItsOwn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err := parseStat(b); err == nil && st.state == 'Z' {
+		if st, err := procstat.Parse(b); err == nil && st.State == 'Z' {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -439,20 +440,6 @@ func TestPlanErrors(t *testing.T) {
 		if _, err := Start(context.Background(), c.p, c.op); !errors.Is(err, ErrPlan) {
 			t.Errorf("%s: err %v, want ErrPlan", name, err)
 		}
-	}
-}
-
-func TestParseStat(t *testing.T) {
-	line := "4242 (a) (b c) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1 2 3\n"
-	st, err := parseStat([]byte(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.comm != "a) (b c" || st.state != 'S' || st.ppid != 17 || st.flags != 4194560 || st.start != 987654 {
-		t.Errorf("parsed %+v", st)
-	}
-	if _, err := parseStat([]byte("4242 (x) S 1")); err == nil {
-		t.Errorf("short stat accepted")
 	}
 }
 

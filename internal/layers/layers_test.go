@@ -19,17 +19,18 @@ var rule = map[string][]string{
 	"internal/gitcmd":               {},
 	"internal/layers":               {},
 	"internal/strictjson":           {},
+	"internal/procstat":             {},
 	"internal/hosttest":             {},
 	"snapshots":                     {"internal/model"},
 	"snapshots/host":                {"internal/model", "internal/strictjson", "snapshots"},
 	"criteria":                      {"internal/model", "snapshots"},
 	"criteria/matchers":             {"criteria", "internal/model"},
 	"drivers":                       {"internal/model"},
-	"drivers/triggers":              {"internal/model", "internal/pidkill"},
+	"drivers/triggers":              {"internal/model", "internal/pidkill", "internal/procstat"},
 	"drivers/reclaim":               {"criteria", "internal/model", "internal/pidkill", "internal/strictjson", "snapshots/..."},
 	"drivers/doctor":                {"internal/model", "snapshots/host"},
-	"drivers/hostview":              {"internal/model"},
-	"drivers/refsup":                {"drivers", "internal/model", "internal/strictjson", "drivers/hostview", "drivers/triggers", "fixtures/refsup/..."},
+	"drivers/hostview":              {"internal/model", "internal/procstat"},
+	"drivers/refsup":                {"drivers", "internal/model", "internal/procstat", "internal/strictjson", "drivers/hostview", "drivers/triggers", "fixtures/refsup/..."},
 	"drivers/described":             {"drivers", "internal/model", "drivers/hostview", "drivers/triggers"},
 	"drivers/described/supervisors": {},
 	"drivers/catalog":               {"drivers/...", "internal/model"},
@@ -58,8 +59,9 @@ var rule = map[string][]string{
 // testOnly lists what a package's own tests may import beyond its rule:
 // the real thing a test drives (a real supervisor, the real catalog).
 var testOnly = map[string][]string{
-	// Every package's host tests mark themselves for the test tiers.
-	"*":                    {"internal/hosttest"},
+	// Every package's host tests mark themselves for the test tiers, and
+	// read a process's stat, when they check one, with the one parser.
+	"*":                    {"internal/hosttest", "internal/procstat"},
 	"criteria":             {"criteria/matchers"},
 	"reports/render":       {"reports/replaytest", "snapshots"},
 	"reports/review":       {"reports/replaytest", "snapshots", "windows/definitions", "drivers/catalog"},

@@ -4,26 +4,18 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/internal/procstat"
 )
 
-// procStat reads /proc/<pid>/stat: the comm sits in parentheses, fields
-// count from the last ')'.
+// procStat reads pid's stat through the harness's one parser.
 func procStat(pid int) (Stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return Stat{}, err
-	}
-	s := string(b)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[end+1:]) // state(3) ... starttime(22)
-	start, err := strconv.ParseUint(f[19], 10, 64)
-	return Stat{Start: start, State: f[0][0], Comm: s[open+1 : end]}, err
+	st, err := procstat.Read("", pid)
+	return Stat{Start: st.StartTime, State: st.State, Comm: st.Comm}, err
 }
 
 // child starts a sleep this test owns and returns its identity.

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"faultwin/internal/procstat"
 )
 
 // The test binary doubles as the processes the integration tests capture:
@@ -127,21 +127,16 @@ func startHelper(t *testing.T, mode string, args, env []string, dir string, attr
 	return nil
 }
 
-// statOf reads the state and start time of pid straight from
-// /proc/<pid>/stat, to check the capture against.
+// statOf reads the state and start time of pid through the harness's
+// stat parser (the capture reads through procfs), to check the capture
+// against.
 func statOf(t *testing.T, pid int) (state string, start uint64) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	st, err := procstat.Read("", pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	start, err = strconv.ParseUint(f[19], 10, 64) // field 22 overall
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f[0], start
+	return string(st.State), st.StartTime
 }
 
 // nsOf reads the inode of namespace name of pid ("self" or a number).
