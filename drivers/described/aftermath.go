@@ -2,7 +2,6 @@ package described
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"strings"
@@ -89,66 +88,14 @@ func (d *Driver) words(c Command) string {
 	return strings.Join(argv, " ")
 }
 
-// lookTries bounds how often a look is repeated while the host changes
-// under it (a killed operation's helpers may still be finishing).
-const lookTries = 3
-
-// look lists the workloads as the supervisor reports them, reading the
-// host just before and just after; a look during which the host changed
-// is repeated, a moment later.
+// look lists the workloads as the supervisor reports them, through the
+// one look loop (hostview.Look).
 func (d *Driver) look(ctx context.Context, a *model.Aftermath, when string, names []string) {
 	l := d.desc.Recovery.List
-	for try := 1; try <= lookTries; try++ {
-		lk := model.Look{When: when, Reported: []model.Reported{}}
-		pre, perr := hostview.Workloads(names, d.finder())
-		lk.HostPre = pre
-		lk.Call = d.userCall(ctx, a, "look", d.words(l.Run)+" ("+when+")", l.Run)
-		call := a.Calls[lk.Call]
-		seen := slices.Clone(names)
-		if !call.Failed() {
-			rep, bad, err := l.parse(call.Output)
-			lk.Reported, lk.Unmatched = rep, bad
-			if err != nil {
-				lk.ParseErr = err.Error()
-			} else if len(bad) > 0 {
-				// a line the description cannot read may be a workload:
-				// reading the rest as the whole view would call it absent
-				lk.ParseErr = fmt.Sprintf("%d line(s) of the list match no entry of the description: %q", len(bad), bad[0])
-			}
-			for _, r := range rep {
-				if !slices.Contains(seen, r.Name) {
-					seen = append(seen, r.Name)
-				}
-			}
-		}
-		post, qerr := hostview.Workloads(seen, d.finder())
-		lk.HostPost = post
-		if len(seen) > len(names) {
-			// the host before the call, for the names the list added
-			lk.HostPre, perr = hostview.Workloads(seen, d.finder())
-			lk.HostPre = mergePre(pre, lk.HostPre)
-		}
-		if perr != nil || qerr != nil {
-			lk.ParseErr = strings.TrimPrefix(lk.ParseErr+"; ", "; ") + fmt.Sprintf("reading the host: %v %v", perr, qerr)
-		}
-		a.Looks = append(a.Looks, lk)
-		if lk.Still() || call.Failed() || ctx.Err() != nil {
-			return
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-}
-
-// mergePre keeps the reads taken before the call and adds, for names only
-// the list named, the read taken once it had answered.
-func mergePre(pre, late []model.HostWorkload) []model.HostWorkload {
-	out := slices.Clone(pre)
-	for _, h := range late {
-		if !slices.ContainsFunc(pre, func(p model.HostWorkload) bool { return p.Name == h.Name }) {
-			out = append(out, h)
-		}
-	}
-	return out
+	hostview.Look(ctx, a, when, names, d.finder(), hostview.Lister{
+		Call:  func() int { return d.userCall(ctx, a, "look", d.words(l.Run)+" ("+when+")", l.Run) },
+		Parse: l.parse,
+	})
 }
 
 // userCall runs one call of the user's recovery, bounded by bound_ms; a

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"faultwin/drivers/hostview"
 	"faultwin/drivers/triggers"
 	"faultwin/internal/model"
 )
@@ -348,29 +349,11 @@ func (d *Driver) phases(op string) []triggers.Phase {
 // do runs one command of the description, bounded, and keeps its output.
 func (d *Driver) do(ctx context.Context, what string, c Command, n int) error {
 	argv := d.expand(c, n)
-	ctx, cancel := context.WithTimeout(ctx, d.timeout())
-	defer cancel()
-	cmd := d.command(argv)
-	out := &limitedBuffer{max: 1 << 20}
-	cmd.Stdout, cmd.Stderr = out, out
-	t0 := time.Now()
-	err := cmd.Start()
-	if err == nil {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			killTree(cmd)
-			<-done
-			err = fmt.Errorf("still running after %v: killed by the harness", d.timeout())
-		}
-	}
-	cl := call{What: what, Argv: argv, MS: ms(time.Since(t0)), Output: out.String(),
-		Exit: exitCode(cmd.ProcessState), Signal: signalOf(cmd.ProcessState), TimedOut: ctx.Err() != nil}
-	d.calls = append(d.calls, cl)
+	uc, err := hostview.Run(ctx, d.command(argv), d.run, d.timeout())
+	d.calls = append(d.calls, call{What: what, Argv: argv, MS: uc.MS, Output: uc.Output,
+		Exit: uc.Exit, Signal: uc.Signal, TimedOut: uc.TimedOut})
 	if err != nil {
-		return fmt.Errorf("%s (%s): %v: %s", what, strings.Join(argv, " "), err, lastLine(cl.Output))
+		return fmt.Errorf("%s (%s): %v: %s", what, strings.Join(argv, " "), err, lastLine(uc.Output))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package hostview
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"syscall"
 	"time"
@@ -17,8 +18,18 @@ const maxOutput = 1 << 20
 // still running at bound, it is recorded with the processes it left
 // waiting (Stuck) and killed with its whole process group (cmd must have
 // been made with Setpgid to own one). The record has the call's exit, its
-// signal, its time and its output.
+// signal, its time and its output (a call that could not start has exit
+// -1 and the reason at the end of its output).
 func Call(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) model.UserCall {
+	uc, _ := Run(ctx, cmd, run, bound)
+	return uc
+}
+
+// Run is the one bounded call of the harness (Call, and every command a
+// described supervisor's driver runs): Call's record, and the error a
+// caller that stops on failure reports: the start's or the wait's error
+// (a non-zero exit, a signal), or the bound reached.
+func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (model.UserCall, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	uc := model.UserCall{Argv: cmd.Args}
@@ -40,10 +51,12 @@ func Call(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) m
 			uc.TimedOut = true
 			uc.Stuck = Stuck(cmd.Process.Pid, run)
 			kill()
-			err = <-done
+			<-done
+			err = fmt.Errorf("still running after %v: killed by the harness", bound)
 		case <-ctx.Done():
 			kill()
-			err = <-done
+			<-done
+			err = fmt.Errorf("stopped by the harness: %w", ctx.Err())
 		}
 		timer.Stop()
 	}
@@ -61,7 +74,7 @@ func Call(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) m
 	} else if err != nil {
 		uc.Exit, uc.Output = -1, uc.Output+err.Error()
 	}
-	return uc
+	return uc, err
 }
 
 // FirstRead reads a workload's identity once its payload has written one

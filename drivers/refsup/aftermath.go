@@ -3,6 +3,7 @@ package refsup
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -161,41 +162,25 @@ func (d *Driver) newestCheckpoint(ctx context.Context, a *model.Aftermath, sessi
 	return last.Checkpoint
 }
 
-// look lists the sessions, with the host read just before and after;
-// repeated while the host changes under it.
+// look lists the sessions through the one look loop (hostview.Look).
 func (d *Driver) look(ctx context.Context, a *model.Aftermath, when string, names []string) {
-	for try := 1; try <= 3; try++ {
-		lk := model.Look{When: when, Reported: []model.Reported{}}
-		lk.HostPre, _ = hostview.Workloads(names, d.finder())
-		lk.Call = d.userCall(ctx, a, "look", "list ("+when+")", "list")
-		call := a.Calls[lk.Call]
-		seen := slices.Clone(names)
-		if !call.Failed() {
-			var l api.ListInfo
-			if err := json.Unmarshal([]byte(call.Output), &l); err != nil {
-				lk.ParseErr = "list output: " + err.Error()
-			}
-			for _, s := range l.Sessions {
-				lk.Reported = append(lk.Reported, model.Reported{Name: s.Session, State: states[s.State], Raw: s.State})
-				if !slices.Contains(seen, s.Session) {
-					seen = append(seen, s.Session)
-				}
-			}
-		}
-		var err error
-		if lk.HostPost, err = hostview.Workloads(seen, d.finder()); err != nil {
-			lk.ParseErr = "reading the host: " + err.Error()
-		}
-		if len(seen) > len(names) {
-			late, _ := hostview.Workloads(seen[len(names):], d.finder())
-			lk.HostPre = append(lk.HostPre, late...)
-		}
-		a.Looks = append(a.Looks, lk)
-		if lk.Still() || call.Failed() || ctx.Err() != nil {
-			return
-		}
-		time.Sleep(300 * time.Millisecond)
+	hostview.Look(ctx, a, when, names, d.finder(), hostview.Lister{
+		Call:  func() int { return d.userCall(ctx, a, "look", "list ("+when+")", "list") },
+		Parse: parseList,
+	})
+}
+
+// parseList reads the sessions refsup's list reports.
+func parseList(output string) ([]model.Reported, []string, error) {
+	var l api.ListInfo
+	if err := json.Unmarshal([]byte(output), &l); err != nil {
+		return nil, nil, fmt.Errorf("list output: %w", err)
 	}
+	rep := []model.Reported{}
+	for _, s := range l.Sessions {
+		rep = append(rep, model.Reported{Name: s.Session, State: states[s.State], Raw: s.State})
+	}
+	return rep, nil, nil
 }
 
 // userCall runs `refsup <verb> --root R --run r <args>` as a user would,

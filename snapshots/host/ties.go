@@ -149,14 +149,19 @@ func (ps *procScan) recordNS(c *candidate) {
 // device and inode. It reads nothing when no run filesystem is mounted.
 // Equivalent to: stat -L /proc/<pid>/fd/*; the dev and inode of
 // /proc/<pid>/maps.
-func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) []snapshots.Held {
-	var out []snapshots.Held
+func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) (out []snapshots.Held) {
 	add := func(h snapshots.Held) {
 		if !slices.Contains(out, h) {
 			out = append(out, h)
 		}
 	}
-	out = ps.recs.held(ps.root, pid, fds)
+	// What a record ties comes last: while the run's filesystems are
+	// mounted, a holder is named by them, as it was before the record.
+	defer func() {
+		for _, h := range ps.recs.held(ps.root, pid, fds) {
+			add(h)
+		}
+	}()
 	if len(ps.runFS.devs) == 0 {
 		return out
 	}
