@@ -36,7 +36,10 @@ func TestLook(t *testing.T) {
 		{"clean", 0, func(string) ([]model.Reported, []string, error) { return nil, nil, nil }, 1, "", []string{"w1"}},
 		{"unparsed", 0, func(string) ([]model.Reported, []string, error) { return nil, nil, errors.New("list output: bad") }, 1, "list output: bad", []string{"w1"}},
 		{"unmatched line", 0, func(string) ([]model.Reported, []string, error) { return nil, []string{"??? x"}, nil }, 1, `1 line(s) of the list match no entry of the description: "??? x"`, []string{"w1"}},
-		{"failed call", 1, func(string) ([]model.Reported, []string, error) { t.Fatal("parsed a failed call's output"); return nil, nil, nil }, 1, "", []string{"w1"}},
+		{"failed call", 1, func(string) ([]model.Reported, []string, error) {
+			t.Fatal("parsed a failed call's output")
+			return nil, nil, nil
+		}, 1, "", []string{"w1"}},
 		{"added by the list", 0, func(string) ([]model.Reported, []string, error) {
 			return []model.Reported{{Name: "w2", State: "running", Raw: "up"}}, nil, nil
 		}, 1, "", []string{"w1", "w2"}},
