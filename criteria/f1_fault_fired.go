@@ -146,7 +146,8 @@ func landing(j *judge, f model.Fault, l *model.Landing) {
 	}
 }
 
-// isSIGKILL accepts the spellings a driver may record for signal 9.
+// isSIGKILL accepts signal 9 as rows spell it: "SIGKILL" (model.SignalName)
+// since one spelling, and "killed", "KILL" or "9" in rows recorded before.
 func isSIGKILL(s string) bool {
 	switch strings.ToUpper(strings.TrimSpace(s)) {
 	case "SIGKILL", "KILL", "KILLED", "9":

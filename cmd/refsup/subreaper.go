@@ -75,7 +75,7 @@ func cmdSubreaper(stdout, stderr io.Writer, args []string) error {
 			if pid == daemon {
 				st := api.SubreaperStatus{Exited: true, ExitCode: ws.ExitStatus()}
 				if ws.Signaled() {
-					st.Signaled, st.Signal, st.ExitCode = true, ws.Signal().String(), -1
+					st.Signaled, st.Signal, st.ExitCode = true, unix.SignalName(ws.Signal()), -1
 				}
 				say(st)
 			}

@@ -246,7 +246,7 @@ func (d *Driver) Reap(ctx context.Context) (model.Death, error) {
 	ps := d.op.ProcessState
 	death := model.Death{Reaped: true, ExitCode: exitCode(ps), Note: d.opNote}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		death.Signaled, death.Signal = true, unixSignalName(ws.Signal())
+		death.Signaled, death.Signal = true, model.SignalName(ws.Signal())
 	} else if !ps.Success() {
 		death.OpErr = "exit status " + strconv.Itoa(ps.ExitCode())
 	}
@@ -436,16 +436,9 @@ func signalOf(ps *os.ProcessState) string {
 		return ""
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return unixSignalName(ws.Signal())
+		return model.SignalName(ws.Signal())
 	}
 	return ""
-}
-
-func unixSignalName(s syscall.Signal) string {
-	if s == syscall.SIGKILL {
-		return "SIGKILL"
-	}
-	return "signal " + strconv.Itoa(int(s)) + " (" + s.String() + ")"
 }
 
 func joinNote(a, b string) string {

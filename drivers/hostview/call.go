@@ -69,7 +69,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (m
 	if ps := cmd.ProcessState; ps != nil {
 		uc.Exit = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			uc.Signal = ws.Signal().String()
+			uc.Signal = model.SignalName(ws.Signal())
 		}
 	} else if err != nil {
 		uc.Exit, uc.Output = -1, uc.Output+err.Error()

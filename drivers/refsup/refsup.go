@@ -276,7 +276,7 @@ func deathOf(ps *os.ProcessState, opErr string) model.Death {
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		death.Signaled = true
-		death.Signal = ws.Signal().String()
+		death.Signal = model.SignalName(ws.Signal())
 		death.ExitCode = -1
 		return death
 	}

@@ -236,3 +236,47 @@ func TestArchitectureTable(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitectureSteps holds ARCHITECTURE.md's "One window" list to the
+// code: its numbered steps name, in order, the steps attempt.execute runs
+// and then checkAfter, as Runner.Run calls them.
+func TestArchitectureSteps(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repo, "windows", "runner", "runner.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(src)
+	start := strings.Index(body, "func (x *attempt) execute() bool {")
+	if start < 0 {
+		t.Fatal("no attempt.execute in windows/runner/runner.go")
+	}
+	end := strings.Index(body[start:], "\n}\n")
+	var code []string
+	for _, m := range regexp.MustCompile(`x\.(\w+)\(\)`).FindAllStringSubmatch(body[start:start+end], -1) {
+		if !slices.Contains(code, m[1]) && m[1] != "removeDecoys" && m[1] != "closeDriver" {
+			code = append(code, m[1])
+		}
+	}
+	if !strings.Contains(body, "x.checkAfter()") {
+		t.Fatal("Runner.Run no longer calls checkAfter")
+	}
+	code = append(code, "checkAfter")
+
+	doc, err := os.ReadFile(filepath.Join(repo, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := string(doc)
+	i := strings.Index(d, "## One window\n")
+	j := strings.Index(d[i+1:], "\n## ")
+	if i < 0 || j < 0 {
+		t.Fatal(`ARCHITECTURE.md has no "## One window" section`)
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\d+\\. `(\\w+)`").FindAllStringSubmatch(d[i:i+1+j], -1) {
+		listed = append(listed, m[1])
+	}
+	if !slices.Equal(listed, code) {
+		t.Errorf("ARCHITECTURE.md's steps are %q; Runner.Run runs %q", listed, code)
+	}
+}
