@@ -27,17 +27,6 @@ var evaluators = map[string]func(*ctx) Result{
 	model.U3:  u3,
 }
 
-// IDs returns every criterion id this package can judge, gatekeepers first.
-func IDs() []string {
-	return append([]string{model.PRE}, model.CriterionIDs...)
-}
-
-// Known reports whether id names a criterion this package can judge.
-func Known(id string) bool {
-	_, ok := evaluators[normID(id)]
-	return ok
-}
-
 func normID(id string) string { return strings.ToUpper(strings.TrimSpace(id)) }
 
 // Evaluate judges one window. It runs the gatekeepers PRE and F1, then the

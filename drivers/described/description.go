@@ -303,41 +303,8 @@ func child(n *yaml.Node, part string) *yaml.Node {
 }
 
 func (c *checker) check(d *Description) {
-	switch {
-	case d.Name == "":
-		c.addf("name", "missing; name the supervisor, like podman")
-	case !namePattern.MatchString(d.Name):
-		c.addf("name", "%q: use lower case letters, digits and dashes", d.Name)
-	case d.Name == model.DefaultDriver:
-		c.addf("name", "%q is the built-in driver's name", d.Name)
-	}
-	if d.Binary == "" {
-		c.addf("binary", "missing; name the supervisor's executable")
-	}
-	if d.TimeoutMS < 100 || d.TimeoutMS > 600000 {
-		c.addf("timeout_ms", "%d: give 100..600000 ms, the bound of every command", d.TimeoutMS)
-	}
-	for i, p := range d.PathPrepend {
-		if !path.IsAbs(p) {
-			c.addf(fmt.Sprintf("path_prepend[%d]", i), "%q is not an absolute directory", p)
-		}
-	}
-	vars := slices.Clone(builtins)
-	for k := range d.Vars {
-		if slices.Contains(builtins, k) {
-			c.addf("vars."+k, "%q is a built-in placeholder", k)
-		}
-		vars = append(vars, k)
-	}
-	// A var's value expands built-in placeholders only: a var named inside
-	// another would reach the shell as the literal "{name}".
-	for _, k := range slices.Sorted(maps.Keys(d.Vars)) {
-		for _, m := range placeholder.FindAllStringSubmatch(d.Vars[k], -1) {
-			if _, isVar := d.Vars[m[1]]; isVar {
-				c.addf("vars."+k, "{%s} is another var; a var expands built-in placeholders only: write its value out", m[1])
-			}
-		}
-	}
+	c.identity(d)
+	vars := c.vars(d)
 	c.command("base", d.Base, vars, false)
 	for i, s := range d.Setup {
 		c.command(fmt.Sprintf("setup[%d]", i), s, vars, true)
@@ -367,6 +334,65 @@ func (c *checker) check(d *Description) {
 	for i, s := range d.Sweep {
 		c.command(fmt.Sprintf("sweep[%d]", i), s, vars, true)
 	}
+	c.roles(d, vars)
+	c.points(d)
+	c.names(d)
+	c.requires(d.Requires)
+	for i, t := range d.Reclaim.EmptyTables {
+		if fam, name, ok := strings.Cut(t, " "); !ok || fam == "" || name == "" {
+			c.addf(fmt.Sprintf("reclaim.empty_tables[%d]", i), "%q: write <family> <table>, like \"ip nat\"", t)
+		}
+	}
+}
+
+// identity checks the supervisor's name, binary, bound and PATH.
+func (c *checker) identity(d *Description) {
+	switch {
+	case d.Name == "":
+		c.addf("name", "missing; name the supervisor, like podman")
+	case !namePattern.MatchString(d.Name):
+		c.addf("name", "%q: use lower case letters, digits and dashes", d.Name)
+	case d.Name == model.DefaultDriver:
+		c.addf("name", "%q is the built-in driver's name", d.Name)
+	}
+	if d.Binary == "" {
+		c.addf("binary", "missing; name the supervisor's executable")
+	}
+	if d.TimeoutMS < 100 || d.TimeoutMS > 600000 {
+		c.addf("timeout_ms", "%d: give 100..600000 ms, the bound of every command", d.TimeoutMS)
+	}
+	for i, p := range d.PathPrepend {
+		if !path.IsAbs(p) {
+			c.addf(fmt.Sprintf("path_prepend[%d]", i), "%q is not an absolute directory", p)
+		}
+	}
+}
+
+// vars checks the description's own placeholders and returns every name a
+// command may use.
+func (c *checker) vars(d *Description) []string {
+	vars := slices.Clone(builtins)
+	for k := range d.Vars {
+		if slices.Contains(builtins, k) {
+			c.addf("vars."+k, "%q is a built-in placeholder", k)
+		}
+		vars = append(vars, k)
+	}
+	// A var's value expands built-in placeholders only: a var named inside
+	// another would reach the shell as the literal "{name}".
+	for _, k := range slices.Sorted(maps.Keys(d.Vars)) {
+		for _, m := range placeholder.FindAllStringSubmatch(d.Vars[k], -1) {
+			if _, isVar := d.Vars[m[1]]; isVar {
+				c.addf("vars."+k, "{%s} is another var; a var expands built-in placeholders only: write its value out", m[1])
+			}
+		}
+	}
+	return vars
+}
+
+// roles checks the process roles: a comm each, hold globs that are
+// absolute, none named as the operation.
+func (c *checker) roles(d *Description, vars []string) {
 	for _, name := range slices.Sorted(maps.Keys(d.Roles)) {
 		r := d.Roles[name]
 		if name == model.WatchOperation {
@@ -387,6 +413,11 @@ func (c *checker) check(d *Description) {
 			}
 		}
 	}
+}
+
+// points checks the published trigger points: named <operation>.<instant>
+// once each, watching a role or naming a phase, killing roles it has.
+func (c *checker) points(d *Description) {
 	seen := map[string]bool{}
 	for i, p := range d.Points {
 		f := fmt.Sprintf("points[%d]", i)
@@ -430,6 +461,11 @@ func (c *checker) check(d *Description) {
 	if len(d.Points) == 0 {
 		c.addf("points", "missing; publish at least one trigger point")
 	}
+}
+
+// names checks the host-global names the supervisor owns or keeps by
+// design.
+func (c *checker) names(d *Description) {
 	globs := func(field string, gs []string) {
 		for i, g := range gs {
 			if _, err := path.Match(g, ""); err != nil || g == "" || g == "*" {
@@ -445,12 +481,6 @@ func (c *checker) check(d *Description) {
 		globs(fmt.Sprintf("shared[%d].key", i), []string{s.Key})
 		if strings.TrimSpace(s.Why) == "" {
 			c.addf(fmt.Sprintf("shared[%d].why", i), "missing; say why the supervisor keeps %s by design", s.Key)
-		}
-	}
-	c.requires(d.Requires)
-	for i, t := range d.Reclaim.EmptyTables {
-		if fam, name, ok := strings.Cut(t, " "); !ok || fam == "" || name == "" {
-			c.addf(fmt.Sprintf("reclaim.empty_tables[%d]", i), "%q: write <family> <table>, like \"ip nat\"", t)
 		}
 	}
 }

@@ -161,12 +161,6 @@ func InRoot(name, rel string, find Finder) Locate {
 // every 100 ms.
 const Gap = 300 * time.Millisecond
 
-// Identity reads a workload's identity twice, Gap apart, so a counter that
-// moved shows it runs. The file holds "<counter> <marker> <boot>".
-func Identity(name string, loc Locate) model.Workload {
-	return Identities([]string{name}, func(string) Locate { return loc }, nil)[0]
-}
-
 // Once reads a workload's identity once: what it was before an operation
 // (whether it runs is not asked; Counter2 stays 0).
 func Once(name string, loc Locate) model.Workload { return firstRead(name, loc) }

@@ -96,3 +96,9 @@ func containsInt(xs []int, x int) bool {
 	}
 	return false
 }
+
+// Identity reads one workload's identity twice, Gap apart (Identities for
+// one name), as the tests ask it.
+func Identity(name string, loc Locate) model.Workload {
+	return Identities([]string{name}, func(string) Locate { return loc }, nil)[0]
+}

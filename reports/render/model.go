@@ -68,12 +68,6 @@ func Load(paths []string) []File {
 	return out
 }
 
-// FromRows makes a File of rows already in memory, replaying them under
-// the name path.
-func FromRows(path string, rs []rows.Row) File {
-	return File{Path: path, Rows: rs, Replay: review.ReplayRows(path, rs)}
-}
-
 // Run is one column of the report.
 type Run struct {
 	N        int // 1-based, across the report

@@ -371,7 +371,7 @@ func TestCaptureDiffAndSize(t *testing.T) {
 	m := filepath.Join(e.roots.StateRoot, "fwtest4", "root")
 	mountTmpfs(t, m)
 	after := capture(t, e.roots, snapshots.Decoys{})
-	d := snapshots.Diff(before, after)
+	d := diffSnapshots(before, after)
 	if !slices.ContainsFunc(d, func(l string) bool { return strings.HasPrefix(l, "+ mount "+m+" type tmpfs") }) {
 		t.Errorf("diff does not show the new mount: %q", d)
 	}
@@ -387,7 +387,7 @@ func TestCaptureDiffAndSize(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if d := snapshots.Diff(after, back); len(d) != 0 {
+	if d := diffSnapshots(after, back); len(d) != 0 {
 		t.Errorf("JSON round trip changed the snapshot: %q", d)
 	}
 }

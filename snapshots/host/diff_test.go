@@ -1,23 +1,27 @@
-package snapshots
+// Test-only: what differs between two snapshots, for the capture tests.
+
+package host
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"faultwin/snapshots"
 )
 
-// Diff lists, one line each, what differs from a to b: "+ " for what b has
+// diffSnapshots lists, one line each, what differs from a to b: "+ " for what b has
 // and a lacks, "- " for what a has and b lacks, "~ " for a thing in both
 // whose recorded facts changed. Processes are matched by (pid, start time),
 // so a reused pid shows as one gone and one new. The lines come in a fixed
 // order (processes, mounts, links, tables, x11, ledgers, criu tmp, sysctls,
 // cgroups, extra), each group sorted; equal snapshots give none.
-func Diff(a, b Snapshot) []string {
+func diffSnapshots(a, b snapshots.Snapshot) []string {
 	var out []string
 	out = append(out, diffKeyed("process", a.Processes, b.Processes, processKey, describeProcess)...)
 	out = append(out, diffKeyed("mount", a.Mounts, b.Mounts, mountKey, describeMount)...)
-	out = append(out, diffKeyed("link", a.Links, b.Links, func(l Link) string { return l.Name }, describeLink)...)
+	out = append(out, diffKeyed("link", a.Links, b.Links, func(l snapshots.Link) string { return l.Name }, describeLink)...)
 	out = append(out, diffKeyed("table", a.Tables, b.Tables, tableKey, tableKey)...)
 	out = append(out, diffKeyed("x11", a.X11, b.X11, fileKey, describeFile)...)
 	out = append(out, diffKeyed("ledger", a.Ledgers, b.Ledgers, fileKey, describeFile)...)
@@ -99,9 +103,9 @@ func diffSysctls(a, b map[string]string) []string {
 	return out
 }
 
-func processKey(p Process) string { return fmt.Sprintf("%d@%d", p.PID, p.StartTime) }
+func processKey(p snapshots.Process) string { return fmt.Sprintf("%d@%d", p.PID, p.StartTime) }
 
-func describeProcess(p Process) string {
+func describeProcess(p snapshots.Process) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d@%d %s state %s ppid %d", p.PID, p.StartTime, p.Comm, p.State, p.PPID)
 	if len(p.Argv) > 0 {
@@ -122,9 +126,9 @@ func describeProcess(p Process) string {
 	return b.String()
 }
 
-func mountKey(m Mount) string { return fmt.Sprintf("%s (mntns %d)", m.MountPoint, m.NS) }
+func mountKey(m snapshots.Mount) string { return fmt.Sprintf("%s (mntns %d)", m.MountPoint, m.NS) }
 
-func describeMount(m Mount) string {
+func describeMount(m snapshots.Mount) string {
 	s := fmt.Sprintf("%s type %s source %s id %d (mntns %d", m.MountPoint, m.FSType, m.Source, m.ID, m.NS)
 	if m.Foreign {
 		s += fmt.Sprintf(", foreign via pid %d", m.SeenVia)
@@ -136,7 +140,7 @@ func describeMount(m Mount) string {
 	return s
 }
 
-func describeLink(l Link) string {
+func describeLink(l snapshots.Link) string {
 	state := "down"
 	if l.Up {
 		state = "up"
@@ -144,11 +148,11 @@ func describeLink(l Link) string {
 	return fmt.Sprintf("%s index %d kind %s %s", l.Name, l.Index, l.Kind, state)
 }
 
-func tableKey(t Table) string { return t.Family + " " + t.Name }
+func tableKey(t snapshots.Table) string { return t.Family + " " + t.Name }
 
-func fileKey(f File) string { return f.Path }
+func fileKey(f snapshots.File) string { return f.Path }
 
-func describeFile(f File) string {
+func describeFile(f snapshots.File) string {
 	if f.Target != "" {
 		return fmt.Sprintf("%s (%s -> %s)", f.Path, f.Kind, f.Target)
 	}

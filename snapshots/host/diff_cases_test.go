@@ -1,58 +1,60 @@
-package snapshots
+package host
 
 import (
 	"slices"
 	"testing"
+
+	"faultwin/snapshots"
 )
 
-func base() Snapshot {
-	return Snapshot{
+func diffBase() snapshots.Snapshot {
+	return snapshots.Snapshot{
 		Label: "preflight",
-		Processes: []Process{
+		Processes: []snapshots.Process{
 			{PID: 10, StartTime: 100, Comm: "refsup", State: "S", Argv: []string{"refsup", "--tag", "faultwin:r1"}},
 			{PID: 11, StartTime: 101, Comm: "sleep", State: "S", Decoy: true},
 		},
-		Mounts: []Mount{
+		Mounts: []snapshots.Mount{
 			{ID: 30, Parent: 1, MountPoint: "/var/lib/fw/r1/root", FSType: "overlay", Source: "overlay", NS: 5},
 		},
-		Links:   []Link{{Name: "dvh0", Index: 7, Kind: "veth", Up: true}},
-		Tables:  []Table{{Family: "inet", Name: "faultwin_r1"}},
-		X11:     []File{{Path: "/tmp/.X11-unix/X5", Kind: "symlink", Target: "/var/lib/fw/r1/x11/X5"}},
-		Ledgers: []File{{Path: "/var/lib/fw/r1/ledger.json", Kind: "file"}},
-		CRIUTmp: []File{{Path: "/tmp/.criu.mntns.x", Kind: "dir"}},
+		Links:   []snapshots.Link{{Name: "dvh0", Index: 7, Kind: "veth", Up: true}},
+		Tables:  []snapshots.Table{{Family: "inet", Name: "faultwin_r1"}},
+		X11:     []snapshots.File{{Path: "/tmp/.X11-unix/X5", Kind: "symlink", Target: "/var/lib/fw/r1/x11/X5"}},
+		Ledgers: []snapshots.File{{Path: "/var/lib/fw/r1/ledger.json", Kind: "file"}},
+		CRIUTmp: []snapshots.File{{Path: "/tmp/.criu.mntns.x", Kind: "dir"}},
 		Sysctls: map[string]string{"net.ipv4.ip_forward": "0"},
 		Cgroups: []string{"/sys/fs/cgroup/memory/faultwin_r1"},
 	}
 }
 
 func TestDiffEqual(t *testing.T) {
-	a, b := base(), base()
+	a, b := diffBase(), diffBase()
 	b.Label = "after_sweep" // labels and times are not host state
-	if d := Diff(a, b); len(d) != 0 {
+	if d := diffSnapshots(a, b); len(d) != 0 {
 		t.Fatalf("Diff of equal snapshots = %q", d)
 	}
-	if d := Diff(Snapshot{}, Snapshot{Sysctls: map[string]string{}}); len(d) != 0 {
+	if d := diffSnapshots(snapshots.Snapshot{}, snapshots.Snapshot{Sysctls: map[string]string{}}); len(d) != 0 {
 		t.Fatalf("nil vs empty = %q", d)
 	}
 }
 
 func TestDiffChanges(t *testing.T) {
-	a, b := base(), base()
+	a, b := diffBase(), diffBase()
 	// pid 10 reused: same pid, new start time.
 	b.Processes[0].StartTime = 200
 	// the decoy became a zombie.
 	b.Processes[1].State = "Z"
 	b.Mounts = nil
 	b.Links[0].Up = false
-	b.Tables = append(b.Tables, Table{Family: "inet", Name: "CRIU-1234"})
+	b.Tables = append(b.Tables, snapshots.Table{Family: "inet", Name: "CRIU-1234"})
 	b.X11 = nil
 	b.Ledgers = nil
-	b.CRIUTmp = append(b.CRIUTmp, File{Path: "/tmp/.criu.move_mount_set_group.y", Kind: "dir"})
+	b.CRIUTmp = append(b.CRIUTmp, snapshots.File{Path: "/tmp/.criu.move_mount_set_group.y", Kind: "dir"})
 	b.Sysctls = map[string]string{"net.ipv4.ip_forward": "1", "kernel.pid_max": "4194304"}
 	b.Cgroups = nil
-	b.Extra = []File{{Path: "/srv/decoy/f", Kind: "file"}}
+	b.Extra = []snapshots.File{{Path: "/srv/decoy/f", Kind: "file"}}
 
-	got := Diff(a, b)
+	got := diffSnapshots(a, b)
 	want := []string{
 		`- process 10@100 refsup state S ppid 0 argv ["refsup" "--tag" "faultwin:r1"]`,
 		`+ process 10@200 refsup state S ppid 0 argv ["refsup" "--tag" "faultwin:r1"]`,
@@ -72,26 +74,26 @@ func TestDiffChanges(t *testing.T) {
 		t.Errorf("Diff:\n got %q\nwant %q", got, want)
 	}
 	// The other way round, every + becomes - and the reverse.
-	back := Diff(b, a)
+	back := diffSnapshots(b, a)
 	if len(back) != len(want) {
-		t.Errorf("Diff(b, a) has %d lines, want %d: %q", len(back), len(want), back)
+		t.Errorf("diffSnapshots(b, a) has %d lines, want %d: %q", len(back), len(want), back)
 	}
 }
 
 func TestDiffStackedMounts(t *testing.T) {
-	m := Mount{ID: 40, MountPoint: "/var/lib/fw/r1/x", FSType: "tmpfs", Source: "tmpfs", NS: 5}
-	a := Snapshot{Mounts: []Mount{m}}
+	m := snapshots.Mount{ID: 40, MountPoint: "/var/lib/fw/r1/x", FSType: "tmpfs", Source: "tmpfs", NS: 5}
+	a := snapshots.Snapshot{Mounts: []snapshots.Mount{m}}
 	m2 := m
 	m2.ID = 41
-	b := Snapshot{Mounts: []Mount{m, m2}}
-	got := Diff(a, b)
+	b := snapshots.Snapshot{Mounts: []snapshots.Mount{m, m2}}
+	got := diffSnapshots(a, b)
 	if len(got) != 1 || got[0][0] != '~' {
 		t.Fatalf("stacked mount diff = %q", got)
 	}
 	// The same path in a foreign namespace is a different mount.
 	f := m
 	f.NS, f.Foreign, f.SeenVia = 9, true, 77
-	got = Diff(a, Snapshot{Mounts: []Mount{m, f}})
+	got = diffSnapshots(a, snapshots.Snapshot{Mounts: []snapshots.Mount{m, f}})
 	want := []string{"+ mount /var/lib/fw/r1/x type tmpfs source tmpfs id 40 (mntns 9, foreign via pid 77)"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("foreign mount diff = %q, want %q", got, want)
