@@ -25,3 +25,27 @@ func TestParseFormat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: a .sig file is outside input. Parse must not panic, and what
+// it accepts formats back to entries it parses the same (seal, signature).
+func FuzzParse(f *testing.F) {
+	h := strings.Repeat("ab", 32)
+	f.Add(Format("x.jsonl", []Entry{{Seal: h, Signature: armorBegin + "\nAAAA\n" + armorEnd + "\n"}}))
+	f.Add([]byte("seal " + h + "\n" + armorBegin + "\n"))
+	f.Add([]byte("# comment\n\nseal " + strings.Repeat("0", 64) + "\n" + armorBegin + "\n" + armorEnd + "\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		es, err := Parse(b)
+		if err != nil {
+			return
+		}
+		again, err := Parse(Format("x.jsonl", es))
+		if err != nil || len(again) != len(es) {
+			t.Fatalf("Format of what Parse accepted does not parse back: %v (%d of %d)", err, len(again), len(es))
+		}
+		for i := range es {
+			if again[i].Seal != es[i].Seal || again[i].Signature != es[i].Signature {
+				t.Errorf("entry %d changed through Format: %+v -> %+v", i, es[i], again[i])
+			}
+		}
+	})
+}
