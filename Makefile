@@ -95,7 +95,7 @@ windows: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
 	rm -f $(RESULTS)
 	FAULTWIN_RESULTS=$(abspath $(RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
-	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='$(LABELS)' \
+	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='refsup$(if $(LABELS), && ($(LABELS)))' \
 	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows \
 	  || { $(call not_passed,$(abspath $(RESULTS))); exit 1; }
 
@@ -117,9 +117,9 @@ windows-%: build hostcheck $(GINKGO)
 	@test -f windows/$*/expected/outcomes.yaml || { echo "windows-$*: no windows/$*/expected/outcomes.yaml (suites: $(DESCRIBED))"; exit 64; }
 	@mkdir -p $(OUT)
 	rm -f $(OUT)/$*.jsonl
-	FAULTWIN_RESULTS=$(OUT)/$*.jsonl FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
-	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=40m --label-filter='$(LABELS)' \
-	  --output-dir=$(OUT) --junit-report=$*-junit.xml --json-report=$*-report.json ./windows/$* \
+	FAULTWIN_RESULTS_DIR=$(OUT) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=40m --label-filter='$*$(if $(LABELS), && ($(LABELS)))' \
+	  --output-dir=$(OUT) --junit-report=$*-junit.xml --json-report=$*-report.json ./windows \
 	  || { $(call not_passed,$(OUT)/$*.jsonl); exit 1; }
 	$(FAULTWIN) drift --windows windows/$* $(OUT)/$*.jsonl
 
@@ -132,9 +132,9 @@ smoke: build hostcheck $(GINKGO)
 	@for d in $(DESCRIBED); do \
 	  rm -f $(OUT)/smoke-$$d.jsonl; \
 	  echo "smoke: $$d"; \
-	  FAULTWIN_RESULTS=$(OUT)/smoke-$$d.jsonl FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
-	    $(GINKGO) run --fail-on-empty --require-suite --label-filter=smoke --timeout=10m \
-	    --output-dir=$(OUT) --junit-report=smoke-$$d-junit.xml ./windows/$$d \
+	  FAULTWIN_RESULTS_DIR=$(OUT) FAULTWIN_RESULTS_PREFIX=smoke- FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	    $(GINKGO) run --fail-on-empty --require-suite --label-filter="$$d && smoke" --timeout=10m \
+	    --output-dir=$(OUT) --junit-report=smoke-$$d-junit.xml ./windows \
 	    || { $(call not_passed,$(OUT)/smoke-$$d.jsonl); exit 1; }; \
 	done
 

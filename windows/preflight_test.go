@@ -14,7 +14,7 @@ import (
 
 // A window must never run on an unclean host: a process left by some other
 // faultwin run makes it INVALID, with that very process as the evidence.
-var _ = Describe("preflight", Serial, Label("preflight"), func() {
+var _ = Describe("preflight", Serial, Label(model.DefaultDriver, "preflight"), func() {
 	It("refuses a host with a leftover tagged process", func(ctx SpecContext) {
 		w := registered[0]
 		stray := exec.Command("/bin/sh", "-c", "read _", "faultwin-leftover", "--tag", model.Tag("leftover1"))
@@ -26,6 +26,7 @@ var _ = Describe("preflight", Serial, Label("preflight"), func() {
 			_ = stray.Wait()
 		})
 
+		openRefsup()
 		o, err := session.Run(ctx, w)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(o.Verdict).To(matchers.HaveStatus(model.StatusInvalid))

@@ -48,8 +48,6 @@ var rule = map[string][]string{
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
 	"windows/suite":                 {"drivers/catalog", "internal/model", "reports/review", "windows/runner"},
-	"windows/podman":                {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
-	"windows/containerd":            {"windows/suite"},
 	// The reference supervisor is the system under test: it speaks to the
 	// harness only through its CLI and JSON, never through a shared package.
 	"cmd/refsup":          {"fixtures/refsup/..."},
@@ -67,7 +65,6 @@ var testOnly = map[string][]string{
 	"reports/review":       {"reports/replaytest", "snapshots", "windows/definitions", "drivers/catalog"},
 	"windows/definitions":  {"drivers/refsup"},
 	"windows/registration": {"drivers/refsup"},
-	"windows/podman":       {"reports/review"},
 }
 
 const module = "faultwin"

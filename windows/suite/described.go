@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -33,10 +32,12 @@ import (
 //     which `faultwin drift` answers on the rows (make windows-podman and
 //     make nightly run it).
 //
-// Settings come from the environment like the refsup suite's:
-// FAULTWIN_RESULTS (rows file), FAULTWIN_STATE_ROOT.
+// Settings come from the environment: FAULTWIN_RESULTS_DIR and
+// FAULTWIN_RESULTS_PREFIX (where its rows go, ResultsFile),
+// FAULTWIN_STATE_ROOT.
 type Described struct {
 	Name       string // the supervisor, as windows name it in driver:
+	Dir        string // its windows' directory
 	Registered []model.Window
 	Expected   review.Expectations
 	Session    *runner.Session
@@ -52,43 +53,93 @@ const SmokeLabel = "smoke"
 // description's timeout_ms (30 s), and a window makes at most about a dozen.
 const WindowTimeout = 4 * time.Minute
 
-// LoadDescribed loads the suite's windows and expectations; call it from
-// the suite's Test function before RunSpecs.
-func LoadDescribed(t *testing.T, name string) *Described {
-	ws, err := runner.LoadWindows(".")
+// Discover loads every described supervisor's suite under windowsDir:
+// each subdirectory holding expected/outcomes.yaml (learned by faultwin
+// expect) is one, named for its directory. Adding a supervisor is a
+// description, a folder of windows and its learned outcomes: no code.
+func Discover(windowsDir string) ([]*Described, error) {
+	matches, err := filepath.Glob(filepath.Join(windowsDir, "*", ExpectedFile))
 	if err != nil {
-		t.Fatalf("loading %s window definitions: %v", name, err)
+		return nil, err
 	}
-	if len(ws) == 0 {
-		t.Fatalf("no window definitions in windows/%s/*.yaml", name)
+	var out []*Described
+	for _, m := range matches {
+		dir := filepath.Dir(filepath.Dir(m))
+		s, err := Load(dir, filepath.Base(dir))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
 	}
-	exp, err := review.ReadExpectations(ExpectedFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Described{Name: name, Registered: ws, Expected: exp}
+	return out, nil
 }
 
-// Open opens the suite's session: call it in BeforeSuite.
+// Load loads one described supervisor's suite from dir: its windows and
+// the outcomes its soaks showed.
+func Load(dir, name string) (*Described, error) {
+	ws, err := runner.LoadWindows(dir)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s window definitions: %w", name, err)
+	}
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("no window definitions in %s/*.yaml", dir)
+	}
+	exp, err := review.ReadExpectations(filepath.Join(dir, ExpectedFile))
+	if err != nil {
+		return nil, err
+	}
+	return &Described{Name: name, Dir: dir, Registered: ws, Expected: exp}, nil
+}
+
+// ResultsFile is where a described supervisor's rows go: under
+// FAULTWIN_RESULTS_DIR (default out/), named FAULTWIN_RESULTS_PREFIX (""
+// unless set, "smoke-" for make smoke) and the supervisor's name.
+func (s *Described) ResultsFile(repo string) string {
+	dir := EnvOr("FAULTWIN_RESULTS_DIR", filepath.Join(repo, "out"))
+	return filepath.Join(dir, os.Getenv("FAULTWIN_RESULTS_PREFIX")+s.Name+".jsonl")
+}
+
+// Open opens the suite's session the first time one of its windows runs,
+// so a run that selects none of them writes no rows file for it.
 func (s *Described) Open() {
+	if s.Session != nil {
+		return
+	}
 	Expect(os.Geteuid()).To(BeZero(), s.Name+" windows drive real containers, CRIU and namespaces: run as root")
-	results := EnvOr("FAULTWIN_RESULTS", filepath.Join("..", "..", "out", s.Name+".jsonl"))
+	repo := filepath.Join(s.Dir, "..", "..")
+	results := s.ResultsFile(repo)
 	var err error
 	s.Session, err = runner.Open(runner.Config{
 		StateRoot: EnvOr("FAULTWIN_STATE_ROOT", model.DefaultStateRoot),
 		LogDir:    filepath.Join(filepath.Dir(results), "logs"),
 		Progress:  GinkgoWriter,
-	}, filepath.Join("..", ".."), results, nil)
+	}, repo, results, nil)
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(s.Session.Close)
 }
 
-// Specs adds, inside a Serial container, the expectations check, the
-// check of each described supervisor's requires, and one spec per
-// registered window. Windows are Serial (they share host-global names) but
-// not Ordered: a failed window is reported for itself and the others still
-// run, unless it left the host unclean (then the suite stops once).
+// Close closes the session, if a window opened one: call it in AfterSuite.
+func (s *Described) Close() error {
+	if s.Session == nil {
+		return nil
+	}
+	return s.Session.Close()
+}
+
+// Extras are specs a supervisor's suite has beyond its windows, by
+// supervisor name (the podman suite's landing refusal).
+var Extras = map[string]func(s *Described){}
+
+// Specs adds a Serial container labelled with the supervisor's name
+// holding the expectations check, the check of each described
+// supervisor's requires, its extras and one spec per registered window.
+// Windows are Serial (they share host-global names) but not Ordered: a
+// failed window is reported for itself and the others still run, unless it
+// left the host unclean (then the suite stops once).
 func (s *Described) Specs() {
+	Describe(s.Name+" windows", Serial, Label(s.Name), func() { s.specs() })
+}
+
+func (s *Described) specs() {
 	It("has recorded outcomes for every registered window and a smoke window per operation", Label(SmokeLabel), func() {
 		Expect(s.Expected.Check(s.Registered)).To(Succeed())
 	})
@@ -105,6 +156,9 @@ func (s *Described) Specs() {
 			}
 		}
 	})
+	if extra := Extras[s.Name]; extra != nil {
+		extra(s)
+	}
 	smoke := map[string]bool{}
 	for _, id := range s.Expected.Smoke {
 		smoke[id] = true
@@ -122,6 +176,7 @@ func (s *Described) Specs() {
 }
 
 func (s *Described) runOne(ctx SpecContext, w model.Window, smoke bool) {
+	s.Open()
 	o, _, err := s.Session.RunAndRecord(ctx, w)
 	Expect(err).NotTo(HaveOccurred())
 	if len(o.HostLeft) > 0 {
