@@ -16,7 +16,7 @@ var CgroupRoot = "/sys/fs/cgroup"
 // that pauses a task for a checkpoint and dies leaves it so, and a list
 // that says "running" then lies where a process count cannot tell.
 func Frozen(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	b, err := os.ReadFile(filepath.Join(ProcRoot, strconv.Itoa(pid), "cgroup"))
 	if err != nil {
 		return false
 	}

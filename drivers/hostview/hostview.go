@@ -31,6 +31,10 @@ type Proc struct {
 // Zombie reports whether p is dead and waits only to be reaped.
 func (p Proc) Zombie() bool { return p.State == "Z" || p.State == "X" }
 
+// ProcRoot is the proc mount hostview reads processes under: a test points
+// it at a fake tree (testdata/proc), as CgroupRoot for the cgroups.
+var ProcRoot = "/proc"
+
 // Finder names the workload a process belongs to, or "" for none.
 type Finder func(pid int) string
 
@@ -40,7 +44,7 @@ func ByEnv(key, run string) Finder {
 	want := []byte(model.RunEnvKey + "=" + run)
 	prefix := []byte(key + "=")
 	return func(pid int) string {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		b, err := os.ReadFile(filepath.Join(ProcRoot, strconv.Itoa(pid), "environ"))
 		if err != nil || !bytes.Contains(b, want) {
 			return ""
 		}
@@ -58,7 +62,7 @@ func ByEnv(key, run string) Finder {
 func ByCgroup(dir string) Finder {
 	dir = strings.TrimSuffix(dir, "/") + "/"
 	return func(pid int) string {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		b, err := os.ReadFile(filepath.Join(ProcRoot, strconv.Itoa(pid), "cgroup"))
 		if err != nil {
 			return ""
 		}
@@ -78,7 +82,7 @@ func ByCgroup(dir string) Finder {
 
 // Procs lists every process (not thread) the host has now.
 func Procs() ([]Proc, error) {
-	ents, err := os.ReadDir("/proc")
+	ents, err := os.ReadDir(ProcRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +101,7 @@ func Procs() ([]Proc, error) {
 
 // Read reads one process's stat.
 func Read(pid int) (Proc, error) {
-	st, err := procstat.Read("", pid)
+	st, err := procstat.Read(ProcRoot, pid)
 	if err != nil {
 		return Proc{}, err
 	}
@@ -153,7 +157,7 @@ func InRoot(name, rel string, find Finder) Locate {
 		}
 		// the payload's shell is the first: its sleeps come and go
 		slices.Sort(pids)
-		return filepath.Join(fmt.Sprintf("/proc/%d/root", pids[0]), rel), pids, nil
+		return filepath.Join(ProcRoot, strconv.Itoa(pids[0]), "root", rel), pids, nil
 	}
 }
 
@@ -307,8 +311,8 @@ func Stuck(root int, run string) []model.StuckProc {
 		if !mine && (p.Zombie() || !carries(p.PID, run, inRun)) {
 			continue
 		}
-		w, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.PID))
-		argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+		w, _ := os.ReadFile(filepath.Join(ProcRoot, strconv.Itoa(p.PID), "wchan"))
+		argv, _ := os.ReadFile(filepath.Join(ProcRoot, strconv.Itoa(p.PID), "cmdline"))
 		out = append(out, model.StuckProc{PID: p.PID, PPID: p.PPID, Comm: p.Comm, State: p.State,
 			Wchan: strings.TrimSpace(string(w)), Argv: strings.TrimSpace(strings.ReplaceAll(string(argv), "\x00", " ")), Own: mine})
 	}
