@@ -67,6 +67,10 @@ func (w Window) SelectionLabels() []string {
 	if w.Precondition.Display {
 		l = append(l, "display")
 	}
+	if w.Fault.LandsIn != "" {
+		// the phase the window must land in: select "restore && criu_restoring"
+		l = append(l, w.Fault.LandsIn)
+	}
 	return append(l, w.Labels...)
 }
 
