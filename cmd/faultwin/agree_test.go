@@ -63,7 +63,7 @@ func preflightSays(t *testing.T, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := runner.New(runner.Config{Bin: "/nonexistent/refsup", StateRoot: root}).Run(context.Background(), ws[0])
+	o, err := runner.New(runner.Config{Bin: "/nonexistent/refsup", StateRoot: root, LogDir: t.TempDir()}).Run(context.Background(), ws[0])
 	if err != nil {
 		t.Fatal(err)
 	}
