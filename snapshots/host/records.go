@@ -71,12 +71,13 @@ type records struct {
 	ns       map[recKey]uint64
 	mnts     map[uint64]uint64
 	detached map[uint64]uint64 // device -> the recorded mount id it was mounted as
+	devs     map[uint64]bool   // detached's devices, as the maps reader takes them
 }
 
 // readRecords reads every <run>.json in dir. A record that cannot be read
 // leaves the capture incomplete: what it would tie cannot be ruled out.
 func readRecords(dir string, roots snapshots.Roots, table *[]*mountinfo.Info, inc *incomplete) records {
-	r := records{ns: map[recKey]uint64{}, mnts: map[uint64]uint64{}, detached: map[uint64]uint64{}}
+	r := records{ns: map[recKey]uint64{}, mnts: map[uint64]uint64{}, detached: map[uint64]uint64{}, devs: map[uint64]bool{}}
 	if dir == "" {
 		return r
 	}
@@ -87,7 +88,10 @@ func readRecords(dir string, roots snapshots.Roots, table *[]*mountinfo.Info, in
 		}
 		return r
 	}
-	attached := attachedOutside(roots, table)
+	// What the table shows is read once, and only when a record names a
+	// mount: a statx per table mount is the dearest part of a capture.
+	var attached map[uint64]string
+	var shown map[uint64]bool
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
@@ -116,6 +120,9 @@ func readRecords(dir string, roots snapshots.Roots, table *[]*mountinfo.Info, in
 			if m.ID == 0 || !ok {
 				continue
 			}
+			if attached == nil {
+				attached, shown = attachedOutside(roots, table), tableDevs(table)
+			}
 			if at, ok := attached[m.ID]; ok {
 				// Never a run's: the harness's table mounts it outside
 				// the state root. A record naming it is wrong, and would
@@ -124,8 +131,9 @@ func readRecords(dir string, roots snapshots.Roots, table *[]*mountinfo.Info, in
 				continue
 			}
 			r.mnts[m.ID] = dev
-			if !slices.Contains(tableDevs(table), dev) {
+			if !shown[dev] {
 				r.detached[dev] = m.ID
+				r.devs[dev] = true
 			}
 		}
 	}
@@ -163,13 +171,8 @@ func (r records) held(root string, pid int, fds []fdRef) []snapshots.Held {
 	// A working or root directory pins its mount as a descriptor does.
 	through("cwd", "cwd")
 	through("root", "root")
-	if len(r.detached) > 0 {
-		devs := map[uint64]bool{}
-		for dev := range r.detached {
-			devs[dev] = true
-		}
-		ps := procScan{root: root}
-		for _, h := range ps.mapped(pid, devs) {
+	if len(r.devs) > 0 {
+		for _, h := range mapped(root, pid, r.devs) {
 			if dev, ok := parseDev(h.Dev); ok {
 				h.Mnt = r.detached[dev]
 			}
@@ -213,14 +216,14 @@ func attachedOutside(roots snapshots.Roots, table *[]*mountinfo.Info) map[uint64
 	return out
 }
 
-// tableDevs lists the devices a mount table shows.
-func tableDevs(table *[]*mountinfo.Info) []uint64 {
+// tableDevs gives the devices a mount table shows.
+func tableDevs(table *[]*mountinfo.Info) map[uint64]bool {
+	out := map[uint64]bool{}
 	if table == nil {
-		return nil
+		return out
 	}
-	out := make([]uint64, 0, len(*table))
 	for _, i := range *table {
-		out = append(out, mkdev(i))
+		out[mkdev(i)] = true
 	}
 	return out
 }

@@ -187,7 +187,7 @@ func (ps *procScan) held(pid int, fds []fdRef, ownMountNS bool) (out []snapshots
 			}
 		}
 	}
-	for _, h := range ps.mapped(pid, ps.runFS.devs) {
+	for _, h := range mapped(ps.root, pid, ps.runFS.devs) {
 		add(h)
 	}
 	return out
@@ -213,8 +213,8 @@ func fdMountID(root string, pid int, fd string) int {
 // mapped reads the mappings of pid on a run filesystem: by PROCMAP_QUERY
 // where the kernel has it (6.11), which skips the text of every mapping
 // (a third of the cost measured here), else from the text.
-func (ps *procScan) mapped(pid int, devs map[uint64]bool) []snapshots.Held {
-	path := filepath.Join(ps.root, strconv.Itoa(pid), "maps")
+func mapped(root string, pid int, devs map[uint64]bool) []snapshots.Held {
+	path := filepath.Join(root, strconv.Itoa(pid), "maps")
 	if out, ok := queryMaps(path, devs); ok {
 		return out
 	}
