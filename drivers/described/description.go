@@ -193,7 +193,7 @@ func Parse(file string, data []byte) (*Description, error) {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	if len(root.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Field: "file", Problem: "empty description"}
@@ -202,7 +202,7 @@ func Parse(file string, data []byte) (*Description, error) {
 	dec.KnownFields(true)
 	var d Description
 	if err := dec.Decode(&d); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	d.File = file
 	c := &checker{file: file, root: root.Content[0]}
@@ -214,12 +214,14 @@ func Parse(file string, data []byte) (*Description, error) {
 }
 
 // yamlError turns yaml.v3's messages ("line 7: field comand not found in
-// type described.Operation") into file:line: field: problem.
-func yamlError(file string, err error) error {
+// type described.Operation") into file:line: field: problem. A message
+// without a line ("found unexpected end of stream") is about where the
+// parser stopped, the file's last line.
+func yamlError(file string, data []byte, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		line := 0
+		line := max(1, bytes.Count(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))+1)
 		if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
 			_, msg, _ = strings.Cut(msg, ": ")
 		}
@@ -227,7 +229,7 @@ func yamlError(file string, err error) error {
 	}
 	var errs []error
 	for _, m := range te.Errors {
-		line := 0
+		line := 1
 		rest := m
 		if _, e := fmt.Sscanf(m, "line %d:", &line); e == nil {
 			_, rest, _ = strings.Cut(m, ": ")

@@ -127,3 +127,12 @@ func TestDescriptionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestYAMLErrorWithoutALine: yaml.v3 gives no line when the stream ends
+// inside a value; the error names the file's last line, never line 0.
+func TestYAMLErrorWithoutALine(t *testing.T) {
+	_, err := Parse("demo.yaml", []byte("name: demo\nsweep: \"x\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "demo.yaml:2: yaml: found unexpected end of stream") {
+		t.Fatalf("got %v, want demo.yaml:2: yaml: found unexpected end of stream", err)
+	}
+}

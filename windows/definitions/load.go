@@ -144,11 +144,12 @@ func parseFile(name string, data []byte, specs []model.DriverSpec) ([]family, []
 			break
 		}
 		if err != nil {
-			line := 1
-			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
+			if m := yamlLine.FindStringSubmatch(msg); m != nil {
 				line, _ = strconv.Atoi(m[1])
+				msg = strings.TrimPrefix(msg, m[0]+": ")
 			}
-			p.add(line, "document", strings.TrimPrefix(err.Error(), "yaml: "), "fix the YAML syntax")
+			p.add(line, "document", msg, "fix the YAML syntax")
 			break
 		}
 		if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {

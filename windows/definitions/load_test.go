@@ -128,7 +128,9 @@ func TestLoadErrors(t *testing.T) {
 		{"document not a mapping", "- id: W1\n", []string{
 			"windows/a.yaml:1: document: a window definition must be a mapping (write `id: W1`, `operation: ...` and the other fields as keys)"}},
 		{"syntax error", "id: W3\n  operation: [restore\n", []string{
-			"windows/a.yaml:2: document: line 2: mapping values are not allowed in this context (fix the YAML syntax)"}},
+			"windows/a.yaml:2: document: mapping values are not allowed in this context (fix the YAML syntax)"}},
+		{"stream ends in a value", "id: W3\n\"\n", []string{
+			"windows/a.yaml:2: document: found unexpected end of stream (fix the YAML syntax)"}},
 		{"empty file", "# nothing here\n", []string{
 			"windows/a.yaml:1: document: no window definition in this file (add one or remove the file)"}},
 		{"duplicate family", valid + "---\n" + valid, []string{
