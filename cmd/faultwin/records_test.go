@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"faultwin/internal/hosttest"
 	"faultwin/internal/model"
 )
@@ -28,33 +26,7 @@ import (
 // left to tie it to); `faultwin sweep` must then kill it, by the run's tie
 // record alone.
 
-// With mapHelperEnv set the test binary maps the file it is given, closes
-// the descriptor and waits, so only the mapping ties it.
-const mapHelperEnv = "FAULTWIN_TEST_MAP"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(mapHelperEnv) != "" {
-		if err := mapAndWait(os.Args[1]); err != nil {
-			fmt.Fprintln(os.Stderr, "map helper:", err)
-			os.Exit(2)
-		}
-	}
-	os.Exit(m.Run())
-}
-
-func mapAndWait(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	if _, err := unix.Mmap(int(f.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_SHARED); err != nil {
-		return err
-	}
-	f.Close()
-	for {
-		time.Sleep(time.Hour)
-	}
-}
+func TestMain(m *testing.M) { hosttest.Main(m) }
 
 // plantedRun is a run's state dir under a private state root, and what
 // its sweep removes.
@@ -183,8 +155,7 @@ func TestTiesOutliveTheStateDir(t *testing.T) {
 			case "fd":
 				adv = exec.Command("/bin/sh", "-c", "exec 3< \"$0\"; exec /bin/sleep 1022", filepath.Join(merged, "lower"))
 			case "mapping":
-				adv = exec.Command(os.Args[0], filepath.Join(merged, "upper"))
-				adv.Env = []string{mapHelperEnv + "=1"}
+				adv = hosttest.Mapper(filepath.Join(merged, "upper"))
 			case "cwd":
 				adv = exec.Command("/bin/sleep", "1023")
 				adv.Dir = filepath.Join(merged, "dir")

@@ -30,35 +30,7 @@ import (
 // the criteria and the preflight with its tie, and killed by the last
 // resort, while a bystander beside it is left alone.
 
-// With helperEnv set the test binary maps the file it is given and closes
-// its descriptor, so only the mapping ties it.
-const helperEnv = "FWRECLAIM_HELPER"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "mmap" {
-		if err := mapAndWait(os.Args[1]); err != nil {
-			fmt.Fprintln(os.Stderr, "helper:", err)
-			os.Exit(2)
-		}
-	}
-	os.Exit(m.Run())
-}
-
-func mapAndWait(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	b, err := unix.Mmap(int(f.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return err
-	}
-	f.Close()
-	fmt.Println("ready", b[0])
-	for {
-		time.Sleep(time.Hour)
-	}
-}
+func TestMain(m *testing.M) { hosttest.Main(m) }
 
 // tieRun is one run's state dir under a private state root.
 type tieRun struct {
@@ -197,8 +169,7 @@ func TestMappedTmpfsFileThroughBindIsReclaimed(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(stage, "lib.so"), make([]byte, 4096), 0o644))
 	elsewhere := t.TempDir()
 	mountAt(t, stage, elsewhere, "", unix.MS_BIND, "")
-	mapper := exec.Command(os.Args[0], filepath.Join(elsewhere, "lib.so"))
-	mapper.Env = []string{helperEnv + "=mmap"}
+	mapper := hosttest.Mapper(filepath.Join(elsewhere, "lib.so"))
 	start(t, mapper)
 	bystander := start(t, exec.Command("/bin/sh", "-c", "echo ready; exec sleep 1005"))
 	judgedAndReclaimed(t, r, mapper, bystander, "mapping on run fs dev ")
