@@ -291,38 +291,14 @@ func TestRunStopsOnceOnPlantedLeftover(t *testing.T) {
 // by that, not only by the path it was opened at.
 func TestHostcheckFileOpenedThroughOverlay(t *testing.T) {
 	hosttest.Need(t, "mounts an overlay and reads the whole host")
-	root := t.TempDir()
-	run := "ragrovl1"
-	sess := filepath.Join(root, run, "sessions", "s1")
-	// As refsup's sessions: the upper layer on a tmpfs of the run's, the
+	// A session as refsup's: the upper layer on a tmpfs of the run's, the
 	// lower on another filesystem, so a lower file keeps its own device
 	// through the overlay (with every layer on one filesystem the overlay
 	// would report its own, and the device alone would tie the holder).
-	lower, upperfs, merged := filepath.Join(root, "lower"), filepath.Join(sess, "upperfs"), filepath.Join(sess, "root")
-	upper, work := filepath.Join(upperfs, "upper"), filepath.Join(upperfs, "work")
-	for _, d := range []string{lower, upperfs, merged} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := syscall.Mount("tmpfs", upperfs, "tmpfs", 0, "size=1m"); err != nil {
-		t.Fatalf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(upperfs, syscall.MNT_DETACH) })
-	for _, d := range []string{upper, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(lower, "payload"), []byte("lower layer\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work
-	if err := syscall.Mount("overlay", merged, "overlay", 0, opts); err != nil {
-		t.Fatalf("mount overlay: %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(merged, syscall.MNT_DETACH) })
-	holder := exec.Command("/bin/sh", "-c", "exec 3< \"$0\"; exec /bin/sleep 1015", filepath.Join(merged, "payload"))
+	root := t.TempDir()
+	r := &plantedRun{root: root, run: "ragrovl1", dir: model.StateDir(root, "ragrovl1")}
+	merged := r.withSession(t)
+	holder := exec.Command("/bin/sh", "-c", "exec 3< \"$0\"; exec /bin/sleep 1015", filepath.Join(merged, "lower"))
 	holder.Env = []string{}
 	adversary(t, holder)
 	var st syscall.Stat_t
