@@ -18,7 +18,7 @@ GINKGO_VERSION := $(shell awk '$$1=="github.com/onsi/ginkgo/v2"{print $$2}' go.m
 # Ginkgo label filter for `make windows`, e.g. LABELS='W3 && timed'.
 LABELS ?=
 STATE_ROOT ?= /var/lib/faultwin/state
-# The ginkgo suites run in `make windows`, `make windows-podman` and `make mutants`;
+# The ginkgo suites run in `make windows`, `make windows-<name>`, `make smoke` and `make mutants`;
 # the Go tests of every other package run in two tiers: `make unit` (no root,
 # nothing on the host: host tests skip there) and `make integration` (the
 # packages that hold host tests, as root, one package at a time).
@@ -109,7 +109,7 @@ not_passed = echo "rows that did not pass, in $(1):"; $(FAULTWIN) rows --brief -
 # supervisor added later is in make smoke and make nightly with no edit here.
 DESCRIBED := $(patsubst windows/%/expected/outcomes.yaml,%,$(wildcard windows/*/expected/outcomes.yaml))
 
-## windows-<name> (windows-podman, windows-containerd): one pass of a described supervisor's windows
+## windows-<name> (any DESCRIBED suite): one pass of a described supervisor's windows
 ## (or LABELS=...) against the real supervisor; rows into out/<name>.jsonl. Fails on an ERROR, a window
 ## that measured nothing, a smoke window whose outcome its soak does not support, or a statistically
 ## supported drift of the pass's rows from the recorded soak (faultwin drift)
@@ -168,20 +168,22 @@ nightly-slow: build
 	FAULTWIN_HARNESS_KILLS=20 $(GO) test -count=1 -v -run '^TestHarnessKilled$$' ./cmd/faultwin
 	$(MAKE) image-test
 
-## bench: one pass of the refsup windows, the podman landing windows and some containerd windows, then the
-## ratios side by side (snapshot vs its shell equivalent, refsup's checkpoint and restore vs CRIU on the same
-## sessions, harness share per driver, recovery vs its calls, replay throughput); docs/performance.md
-bench: build hostcheck
+## bench: one pass of the refsup windows and of every described supervisor's smoke set, then the ratios side
+## by side (snapshot vs its shell equivalent, refsup's checkpoint and restore vs CRIU on the same sessions,
+## harness share per driver, recovery vs its calls, replay throughput); docs/performance.md
+bench: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
-	rm -f $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl $(OUT)/bench-containerd.jsonl
+	rm -f $(OUT)/bench-*.jsonl
 	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/bench-refsup.jsonl >/dev/null || true
-	$(FAULTWIN) run --windows windows/podman --label-filter landing --state-root $(STATE_ROOT) --results $(OUT)/bench-podman.jsonl >/dev/null || true
-	$(FAULTWIN) run --windows windows/containerd --label-filter 'CS1 || CK1 || CE1 || CP3' --state-root $(STATE_ROOT) --results $(OUT)/bench-containerd.jsonl >/dev/null || true
-	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) \
-	  $(OUT)/bench-refsup.jsonl $(OUT)/bench-podman.jsonl $(OUT)/bench-containerd.jsonl
+	@for d in $(DESCRIBED); do \
+	  echo "bench: the smoke set of $$d"; \
+	  FAULTWIN_RESULTS_DIR=$(OUT) FAULTWIN_RESULTS_PREFIX=bench- FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
+	    $(GINKGO) run --label-filter="$$d && smoke" --timeout=10m ./windows >/dev/null || true; \
+	done
+	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) $(OUT)/bench-*.jsonl
 
-## run: the main job for a newcomer: install, build, check the host, run the windows of windows/*.yaml
-## (the podman windows under windows/podman are not among them: make windows-podman; faultwin run names them)
+## run: the main job for a newcomer: install, build, check the host, run the refsup windows of windows/*.yaml
+## (a described supervisor's windows under windows/<name>/ are not among them: make windows-<name>; faultwin run names them)
 run: deps build
 	$(FAULTWIN) doctor
 	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
