@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"faultwin/internal/gitcmd"
@@ -29,7 +30,19 @@ type Registry struct {
 	head  bool                      // the repository has at least one commit
 	blobs map[string][]model.Window // blob id -> valid windows it defines
 	specs []model.DriverSpec        // drivers old definitions are checked against
+	spans map[string][]span         // a directory -> its history, moves followed
 }
+
+// span is a stretch of a directory's history: the commits (oldest first)
+// while its definitions lay in dir.
+type span struct {
+	dir     string
+	commits []string
+}
+
+// maxMoves bounds how many moves of a directory's definitions are followed
+// back.
+const maxMoves = 8
 
 // Open prepares a Registry for the git work tree containing repoDir. It fails
 // when git is missing or repoDir is not inside a work tree.
@@ -41,7 +54,7 @@ func Open(repoDir string, specs []model.DriverSpec) (*Registry, error) {
 		}
 		return nil, fmt.Errorf("registration: %s is not inside a git work tree (run from a faultwin checkout): %w", repoDir, err)
 	}
-	r := &Registry{top: strings.TrimSpace(top), blobs: map[string][]model.Window{}, specs: specs}
+	r := &Registry{top: strings.TrimSpace(top), blobs: map[string][]model.Window{}, specs: specs, spans: map[string][]span{}}
 	_, err = gitcmd.Output(r.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	r.head = err == nil
 	return r, nil
@@ -72,41 +85,108 @@ func (r *Registry) Lookup(w model.Window) (commit string, registered bool, err e
 	if w.File == "" || dir == "." || path.IsAbs(dir) {
 		dir = DefaultDir
 	}
-	// The pickaxe finds the first commit that wrote an id line of this
-	// family; it is coarse (W1 also matches W10) and misses a later commit
-	// that made a broken first draft valid without touching its id line, so
-	// it only says where to start walking the directory's history.
-	picks, err := gitcmd.Output(r.top, "log", "--reverse", "--format=%H", "-G", "id:.*"+regexp.QuoteMeta(w.Family), "--", dir)
+	spans, err := r.history(dir)
 	if err != nil {
-		return "", false, fmt.Errorf("registration: history of %s: %w", dir, err)
+		return "", false, err
 	}
-	first := strings.Fields(picks)
-	if len(first) == 0 {
-		return "", false, nil
-	}
-	all, err := gitcmd.Output(r.top, "log", "--reverse", "--format=%H", "--", dir)
-	if err != nil {
-		return "", false, fmt.Errorf("registration: history of %s: %w", dir, err)
-	}
-	commits := strings.Fields(all)
-	for i, c := range commits {
-		if c == first[0] {
-			commits = commits[i:]
-			break
-		}
-	}
-	for _, c := range commits {
-		ws, err := r.windowsAt(c, dir)
+	for _, sp := range spans {
+		// The pickaxe finds the first commit that wrote an id line of this
+		// family; it is coarse (W1 also matches W10) and misses a later
+		// commit that made a broken first draft valid without touching its
+		// id line, so it only says where to start walking the span.
+		last := sp.commits[len(sp.commits)-1]
+		picks, err := gitcmd.Output(r.top, "log", "--reverse", "--format=%H", "-G", "id:.*"+regexp.QuoteMeta(w.Family), last, "--", sp.dir)
 		if err != nil {
-			return "", false, err
+			return "", false, fmt.Errorf("registration: history of %s: %w", sp.dir, err)
 		}
-		for _, old := range ws {
-			if old.Family == w.Family {
-				return c, old.Hash == w.Hash, nil
+		first := strings.Fields(picks)
+		if len(first) == 0 {
+			continue
+		}
+		commits := sp.commits
+		if i := slices.Index(commits, first[0]); i >= 0 {
+			commits = commits[i:]
+		}
+		for _, c := range commits {
+			ws, err := r.windowsAt(c, sp.dir)
+			if err != nil {
+				return "", false, err
+			}
+			for _, old := range ws {
+				if old.Family == w.Family {
+					return c, old.Hash == w.Hash, nil
+				}
 			}
 		}
 	}
 	return "", false, nil
+}
+
+// history gives dir's commits, oldest first, preceded by the history of
+// the directory its definitions were moved from: when dir's first commit
+// renamed definition files into it (git's rename detection, so a move that
+// also edited a file is followed too), the walk goes on in the directory
+// they came from, up to that commit's parent, and so on back. A family
+// keeps the registration it had before its file was moved.
+func (r *Registry) history(dir string) ([]span, error) {
+	if sp, ok := r.spans[dir]; ok {
+		return sp, nil
+	}
+	var spans []span
+	at, until := dir, "HEAD"
+	for range maxMoves {
+		all, err := gitcmd.Output(r.top, "log", "--reverse", "--format=%H", until, "--", dir)
+		if err != nil {
+			return nil, fmt.Errorf("registration: history of %s: %w", dir, err)
+		}
+		commits := strings.Fields(all)
+		if len(commits) == 0 {
+			break
+		}
+		spans = append([]span{{dir, commits}}, spans...)
+		from, err := r.movedFrom(commits[0], dir)
+		if err != nil {
+			return nil, err
+		}
+		if from == "" {
+			break
+		}
+		dir, until = from, commits[0]+"^"
+	}
+	r.spans[at] = spans
+	return spans, nil
+}
+
+// movedFrom names the directory commit c renamed definition files of dir
+// from, or "" when it renamed none into dir (or c has no parent).
+func (r *Registry) movedFrom(c, dir string) (string, error) {
+	if _, err := gitcmd.Output(r.top, "rev-parse", "--verify", "--quiet", c+"^"); err != nil {
+		return "", nil // the first commit
+	}
+	out, err := gitcmd.Output(r.top, "diff-tree", "-r", "-M", "-z", "--name-status", "--no-commit-id", c+"^", c)
+	if err != nil {
+		return "", fmt.Errorf("registration: renames of %s: %w", c, err)
+	}
+	f := strings.Split(out, "\x00")
+	for i := 0; i < len(f); i++ {
+		if !strings.HasPrefix(f[i], "R") {
+			if strings.HasPrefix(f[i], "C") {
+				i += 2
+			} else {
+				i++
+			}
+			continue
+		}
+		if i+2 >= len(f) {
+			break
+		}
+		old, now := f[i+1], f[i+2]
+		i += 2
+		if path.Dir(now) == dir && path.Dir(old) != dir && strings.HasSuffix(now, definitions.Ext) {
+			return path.Dir(old), nil
+		}
+	}
+	return "", nil
 }
 
 // windowsAt parses every definition file in dir at commit c, keeping the

@@ -67,9 +67,12 @@ func (r *repo) commit(msg string) string {
 }
 
 // window loads the work tree's definitions and returns instance id.
-func (r *repo) window(id string) model.Window {
+func (r *repo) window(id string) model.Window { return r.windowIn("windows", id) }
+
+// windowIn loads the definitions of dir (from the top) and returns instance id.
+func (r *repo) windowIn(dir, id string) model.Window {
 	r.t.Helper()
-	ws, err := definitions.Load(filepath.Join(r.dir, "windows"), testSpecs)
+	ws, err := definitions.Load(filepath.Join(r.dir, dir), testSpecs)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -180,3 +183,41 @@ func TestUnloadedWindow(t *testing.T) {
 }
 
 var testSpecs = []model.DriverSpec{refsup.Spec()}
+
+// TestRegistrationFollowsAMove: definitions moved to a folder of their own
+// keep the commit that registered them, whether the move kept the file as
+// it was or edited a family on the way (that family is then unregistered,
+// as any edit after registration makes it); a family first added after the
+// move is registered where it was added.
+func TestRegistrationFollowsAMove(t *testing.T) {
+	r := newRepo(t)
+	r.write("windows/a.yaml", family("W1", "one")+"---\n"+family("W2", "two"))
+	r.write("windows/b.yaml", family("W3", "three"))
+	first := r.commit("register W1, W2, W3")
+	r.write("windows/other/c.yaml", family("W9", "not moved here"))
+	r.commit("another folder")
+	if err := os.MkdirAll(filepath.Join(r.dir, "windows/ref"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.git("mv", "windows/a.yaml", "windows/ref/a.yaml")
+	r.git("mv", "windows/b.yaml", "windows/ref/b.yaml")
+	r.write("windows/ref/a.yaml", family("W1", "one")+"---\n"+family("W2", "two, edited in the move"))
+	moved := r.commit("move the definitions to windows/ref")
+	r.write("windows/ref/d.yaml", family("W4", "four"))
+	added := r.commit("add W4")
+	for _, c := range []struct {
+		id, commit string
+		registered bool
+	}{
+		{"W1", first, true}, {"W2", first, false}, {"W3", first, true}, {"W4", added, true},
+	} {
+		w := r.windowIn("windows/ref", c.id)
+		got, ok, err := Registration(r.dir, w, testSpecs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.commit || ok != c.registered {
+			t.Errorf("%s: got (%.8s, %v), want (%.8s, %v); the move was %.8s", c.id, got, ok, c.commit, c.registered, moved)
+		}
+	}
+}
