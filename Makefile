@@ -182,7 +182,7 @@ bench: build hostcheck $(GINKGO)
 	done
 	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) $(OUT)/bench-*.jsonl
 
-## run: the main job for a newcomer: install, build, check the host, run the refsup windows of windows/*.yaml
+## run: the main job for a newcomer: install, build, check the host, run the refsup windows of windows/refsup/*.yaml
 ## (a described supervisor's windows under windows/<name>/ are not among them: make windows-<name>; faultwin run names them)
 run: deps build
 	$(FAULTWIN) doctor

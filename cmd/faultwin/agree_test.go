@@ -59,7 +59,7 @@ func rmdirDeep(t *testing.T, top string) {
 // stops there when the host is unclean) and returns what it refused on.
 func preflightSays(t *testing.T, root string) []string {
 	t.Helper()
-	ws, err := runner.LoadWindows("../../windows")
+	ws, err := runner.LoadWindows("../../windows/refsup")
 	if err != nil {
 		t.Fatal(err)
 	}

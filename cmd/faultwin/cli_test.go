@@ -63,14 +63,14 @@ func TestUsageErrors(t *testing.T) {
 		{"help", "run", "soak"},
 		{"run", "extra"},
 		{"run", "--windows", filepath.Join(dir, "none")},
-		{"run", "--windows", "../../windows", "--label-filter", "(("},
+		{"run", "--windows", "../../windows/refsup", "--label-filter", "(("},
 		{"soak", "-n", "x"},
 		{"soak", "-n", "0"},
 		{"soak", "extra"},
 		{"soak", "--shard", "3/2"},
 		{"explore"},
 		{"explore", "--family", "W3", "--from", "0"},
-		{"explore", "--family", "NOPE", "--windows", "../../windows"},
+		{"explore", "--family", "NOPE", "--windows", "../../windows/refsup"},
 		{"doctor", "extra"},
 		{"hostcheck", "extra"},
 		{"sweep", "extra"},
@@ -200,8 +200,8 @@ func TestNoEvidenceSameAnswer(t *testing.T) {
 }
 
 // run and soak read DIR/*.yaml only, and say so: the windows under its
-// subdirectories (the podman windows under windows/podman) are named as not
-// run, with how to run them.
+// subdirectories (each supervisor's, under windows/) are named as not run,
+// with how to run them.
 func TestRunNamesWindowsLeftOut(t *testing.T) {
 	left := leftOut("../../windows")
 	for _, want := range []string{"NOT RUN: the windows under ", "../../windows/podman (", "driver podman)", "../../windows/containerd (", "driver containerd, containerd-cri)", "--windows naming it"} {
@@ -227,15 +227,50 @@ func TestRunNamesWindowsLeftOut(t *testing.T) {
 	}
 
 	// Both verbs print it before anything runs (here the refsup binary is
-	// missing, so nothing does).
+	// missing, so nothing does), for a directory of windows of its own with
+	// a suite under it.
+	mixed := t.TempDir()
+	copyYAML(t, "../../windows/refsup", mixed)
+	copyYAML(t, "../../windows/podman", filepath.Join(mixed, "podman"))
 	missing := filepath.Join(t.TempDir(), "refsup")
 	for _, v := range []string{"run", "soak"} {
-		out, _, err := runVerb(t, v, "--windows", "../../windows", "--refsup", missing, "--results", filepath.Join(t.TempDir(), "x.jsonl"))
+		out, _, err := runVerb(t, v, "--windows", mixed, "--refsup", missing, "--results", filepath.Join(t.TempDir(), "x.jsonl"))
 		if err == nil {
 			t.Fatalf("%s ran with no refsup binary", v)
 		}
-		if !strings.Contains(out, v+": NOT RUN: the windows under ") || !strings.Contains(out, "../../windows/podman (") || !regexp.MustCompile(v+`: \d+ of the \d+ windows of \.\./\.\./windows/\*\.yaml`).MatchString(out) {
+		if !strings.Contains(out, v+": NOT RUN: the windows under ") || !strings.Contains(out, filepath.Join(mixed, "podman")+" (") || !regexp.MustCompile(v+`: \d+ of the \d+ windows of .*/\*\.yaml`).MatchString(out) {
 			t.Errorf("%s does not say what it runs and leaves out:\n%s", v, out)
+		}
+	}
+
+	// windows/ itself holds no definitions, only suites: refused, naming
+	// each, before anything runs.
+	for _, v := range []string{"run", "soak"} {
+		_, code, err := runVerb(t, v, "--windows", "../../windows", "--refsup", missing)
+		if code != exitUsage || err == nil || !strings.Contains(err.Error(), "no window definitions of its own") ||
+			!regexp.MustCompile(`\.\./\.\./windows/refsup \(\d+ windows, driver refsup\)`).MatchString(err.Error()) {
+			t.Errorf("%s --windows windows: exit %d, %v; want a usage error naming windows/refsup", v, code, err)
+		}
+	}
+}
+
+// copyYAML copies the *.yaml files of from into to.
+func copyYAML(t *testing.T, from, to string) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(from, "*.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no definitions in %s: %v", from, err)
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, filepath.Base(p)), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

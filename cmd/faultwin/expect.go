@@ -31,7 +31,7 @@ Exit status: 0 written, 1 a window has no rows, 64 a usage error.
 
 func runExpect(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "expect", expectUsage)
-	dir := fs.String("windows", "", "the suite's directory (windows/podman)")
+	dir := fs.String("windows", "", "the suite's directory (windows/<name>)")
 	name := fs.String("supervisor", "", "the supervisor's name for the header (default: DIR's last element)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -101,7 +101,7 @@ usage error.
 
 func runDrift(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "drift", driftUsage)
-	dir := fs.String("windows", "", "the suite's directory (windows/podman)")
+	dir := fs.String("windows", "", "the suite's directory (windows/<name>)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}

@@ -198,7 +198,7 @@ func (x *explorer) finish(err error, candidate, candID string) error {
 			if werr := os.WriteFile(candidate, []byte(review.Candidate(m, x.base, candID)), 0o644); werr != nil {
 				return werr
 			}
-			fmt.Fprintf(x.out, "registration candidate: %s (review it, then add it to windows/*.yaml)\n", candidate)
+			fmt.Fprintf(x.out, "registration candidate: %s (review it, then add it to the definitions in %s)\n", candidate, filepath.Dir(x.base.File))
 		}
 	}
 	for _, e := range merrs {

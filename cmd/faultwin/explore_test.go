@@ -18,7 +18,7 @@ func TestExploreMapsW3(t *testing.T) {
 	_, refsup := builtBinaries(t)
 	dir := t.TempDir()
 	results, cand := filepath.Join(dir, "explore.jsonl"), filepath.Join(dir, "W3X.yaml")
-	out, code, err := runVerb(t, "explore", "--windows", "../../windows", "--family", "W3", "--from", "10", "--to", "90",
+	out, code, err := runVerb(t, "explore", "--windows", "../../windows/refsup", "--family", "W3", "--from", "10", "--to", "90",
 		"--step", "40", "--resolution", "20", "--max-kills", "8", "--refsup", refsup, "--logs", filepath.Join(dir, "logs"),
 		"--results", results, "--candidate", cand)
 	if code != 0 {
@@ -40,7 +40,7 @@ func TestExploreMapsW3(t *testing.T) {
 	if _, err := definitions.ParseFile("windows/W3X.yaml", b, catalog.Specs()); err != nil {
 		t.Fatalf("candidate does not load: %v\n%s", err, b)
 	}
-	if _, code, _ := runVerb(t, "explore", "--family", "W1", "--windows", "../../windows", "--refsup", refsup); code == 0 {
+	if _, code, _ := runVerb(t, "explore", "--family", "W1", "--windows", "../../windows/refsup", "--refsup", refsup); code == 0 {
 		t.Error("exploring W1, which has no timed point, was accepted")
 	}
 }

@@ -184,7 +184,7 @@ func TestSoakShardFlag(t *testing.T) {
 		"2/0": "--shard 2/0: n must be at least 1",
 		"x":   "--shard x: want k/n",
 	} {
-		if _, code, err := runVerb(t, "soak", "--shard", v, "--windows", "../../windows"); code != exitUsage || err == nil || !strings.Contains(err.Error(), want) {
+		if _, code, err := runVerb(t, "soak", "--shard", v, "--windows", "../../windows/refsup"); code != exitUsage || err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--shard %s: exit %d %v, want %q", v, code, err, want)
 		}
 	}

@@ -214,7 +214,7 @@ func TestRunRefusesUnsealedResults(t *testing.T) {
 	bin := filepath.Join(dir, "refsup")
 	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
 	for _, v := range []string{"run", "soak"} {
-		_, code, err := runVerb(t, v, "--windows", "../../windows", "--refsup", bin, "--state-root", filepath.Join(dir, "state"), "--results", results)
+		_, code, err := runVerb(t, v, "--windows", "../../windows/refsup", "--refsup", bin, "--state-root", filepath.Join(dir, "state"), "--results", results)
 		if code != 1 || !errors.Is(err, rows.ErrUnsealed) {
 			t.Fatalf("%s: exit %d %v", v, code, err)
 		}

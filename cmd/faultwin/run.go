@@ -20,7 +20,7 @@ type verb struct {
 func verbs() map[string]verb {
 	return map[string]verb{
 		"doctor":    {"check this host's prerequisites, one line each", runDoctor},
-		"run":       {"run the windows of one directory (default windows/*.yaml), one row each", runWindows},
+		"run":       {"run the windows of one directory (default windows/refsup/*.yaml), one row each", runWindows},
 		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
 		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},
 		"replay":    {"re-judge rows of JSONL files without root; exit 1 on any difference", runReplay},

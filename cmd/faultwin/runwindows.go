@@ -15,6 +15,7 @@ import (
 
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
+	"faultwin/windows/definitions"
 	"faultwin/windows/runner"
 )
 
@@ -96,7 +97,7 @@ type windowFlags struct {
 func addWindowFlags(fs *verbFlags, defaultOut string) *windowFlags {
 	return &windowFlags{
 		verb:   fs.verb,
-		dir:    fs.String("windows", "windows", "directory of window definitions: DIR/*.yaml only; windows in its subdirectories (windows/podman) are not run, and the output names them"),
+		dir:    fs.String("windows", defaultWindows, "directory of window definitions: DIR/*.yaml only (windows/<name>: one supervisor's windows); a directory of such directories is refused, naming them"),
 		filter: fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'"),
 		out:    fs.String("results", defaultOut, "JSONL file rows are appended to"),
 		root:   fs.String("state-root", model.DefaultStateRoot, "refsup state root"),
@@ -119,11 +120,21 @@ type windowSession struct {
 	*runner.Session
 }
 
+// defaultWindows is the reference supervisor's windows, what run, soak and
+// explore read unless told.
+const defaultWindows = "windows/refsup"
+
 // loadWindows loads DIR/*.yaml; a DIR that is not a directory is a usage
-// error.
+// error, and so is one without definitions whose subdirectories hold
+// suites (windows/): it names them.
 func (f *windowFlags) loadWindows() ([]model.Window, error) {
 	if st, err := os.Stat(*f.dir); err != nil || !st.IsDir() {
 		return nil, usagef(f.verb, "--windows %s: not a directory of window definitions", *f.dir)
+	}
+	if yamls, _ := filepath.Glob(filepath.Join(*f.dir, "*"+definitions.Ext)); len(yamls) == 0 {
+		if suites := suitesUnder(*f.dir); len(suites) > 0 {
+			return nil, usagef(f.verb, "--windows %s: no window definitions of its own; its subdirectories are suites: %s; give one with --windows", *f.dir, strings.Join(suites, ", "))
+		}
 	}
 	return runner.LoadWindows(*f.dir)
 }
@@ -158,13 +169,24 @@ func (f *windowFlags) open(stdout io.Writer) (*windowSession, error) {
 
 // leftOut names the windows defined in dir's subdirectories, which a run
 // of dir leaves out: a subdirectory of window definitions is a suite of
-// its own (windows/podman), run with --windows naming it. A subdirectory
-// whose *.yaml files do not load as windows is not named. "" when there
+// its own (windows/<name>), run with --windows naming it. "" when there
 // are none.
 func leftOut(dir string) string {
+	parts := suitesUnder(dir)
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("NOT RUN: the windows under %s; --windows reads one directory's *.yaml, never its subdirectories, which are suites of their own: run each with --windows naming it (their supervisor's prerequisites: faultwin doctor)",
+		strings.Join(parts, ", "))
+}
+
+// suitesUnder names dir's subdirectories of window definitions, each with
+// its count of windows and drivers. A subdirectory whose *.yaml files do
+// not load as windows is not named.
+func suitesUnder(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return ""
+		return nil
 	}
 	var parts []string
 	for _, e := range entries {
@@ -177,9 +199,9 @@ func leftOut(dir string) string {
 		}
 		ws, err := runner.LoadWindows(sub)
 		if err != nil || len(ws) == 0 {
-			// Not window definitions (windows/podman/expected holds the
-			// podman suite's expected outcomes); a broken definition is
-			// its own suite's to report.
+			// Not window definitions (windows/<name>/expected holds a
+			// suite's expected outcomes); a broken definition is its own
+			// suite's to report.
 			continue
 		}
 		drivers := map[string]bool{}
@@ -188,11 +210,7 @@ func leftOut(dir string) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, driver %s)", sub, count(len(ws), "window"), strings.Join(slices.Sorted(maps.Keys(drivers)), ", ")))
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("NOT RUN: the windows under %s; --windows reads one directory's *.yaml, never its subdirectories, which are suites of their own: run each with --windows naming it (their supervisor's prerequisites: faultwin doctor)",
-		strings.Join(parts, ", "))
+	return parts
 }
 
 // closeSession seals the session's rows (if not sealed with a note already)
@@ -213,17 +231,19 @@ type windowRunner interface {
 
 const runUsage = `usage: faultwin run [--windows DIR] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN] [--bugs LIST] [--logs DIR]
 
-Runs the windows defined in DIR/*.yaml (default windows/*.yaml, the refsup
-windows), or those a ginkgo label filter selects, one at a time against
+Runs the windows defined in DIR/*.yaml (default windows/refsup/*.yaml, the
+refsup windows), or those a ginkgo label filter selects, one at a time against
 their supervisor, and appends one row per window to the results file as
 one sealed session (see faultwin replay -h). One progress line per window,
 then the count of each status.
 
-DIR's subdirectories are not read: each is a suite of its own, run with
---windows naming it. windows/podman holds the podman windows, whose
-verdicts are findings about podman that their suite (make windows-podman)
-checks against windows/podman/expected/outcomes.yaml. The output's first
-lines name every window left out that way.
+Each supervisor's windows are a directory of their own: windows/refsup
+(the default), and windows/<name> for a described supervisor, whose
+verdicts are findings about it that its suite (make windows-<name>)
+checks against windows/<name>/expected/outcomes.yaml. DIR's
+subdirectories are not read; the output's first lines name every window
+left out that way, and a DIR with none of its own (windows) is refused,
+naming the suites under it.
 
 Exit status: 0 all PASS, 1 a FAIL, 2 INVALID but no FAIL or ERROR, 3 an
 ERROR (also when the run stops because the harness could not run a window

@@ -54,11 +54,11 @@ files together.
 The rows are one session of the results file, sealed when the soak ends
 (see faultwin replay -h); a file whose last session has no seal is refused.
 
-The windows are those of DIR/*.yaml (--windows, default windows/*.yaml, the
-refsup windows). DIR's subdirectories are not read: each is a suite of its
-own (windows/podman: the podman windows, whose verdicts are findings about
-podman), soaked with --windows naming it. The output's first lines, and
-its last, name every window left out that way.
+The windows are those of DIR/*.yaml (--windows, default
+windows/refsup/*.yaml, the refsup windows); a described supervisor's are
+windows/<name>, soaked with --windows naming it. DIR's subdirectories are
+not read: the output's first lines, and its last, name every window left
+out that way.
 
 Exit status over the rows summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
 unknown status but no FAIL or ERROR, 3 an ERROR (a soak that cannot write

@@ -223,11 +223,11 @@ func TestSoakFlags(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "refsup")
 	for _, v := range []string{"run", "soak"} {
-		_, _, err := runVerb(t, v, "--windows", "../../windows", "--refsup", missing, "--results", filepath.Join(t.TempDir(), "x.jsonl"))
+		_, _, err := runVerb(t, v, "--windows", "../../windows/refsup", "--refsup", missing, "--results", filepath.Join(t.TempDir(), "x.jsonl"))
 		if err == nil || !strings.Contains(err.Error(), "refsup binary") {
 			t.Errorf("%s with no refsup binary: %v", v, err)
 		}
-		_, _, err = runVerb(t, v, "--windows", "../../windows", "--label-filter", "NO_SUCH_WINDOW")
+		_, _, err = runVerb(t, v, "--windows", "../../windows/refsup", "--label-filter", "NO_SUCH_WINDOW")
 		if !errors.Is(err, runner.ErrNoWindows) {
 			t.Errorf("%s selecting nothing: %v, want ErrNoWindows", v, err)
 		}

@@ -12,7 +12,7 @@ import (
 // hang, and every error it returns names the file and a line, as an error
 // a user must act on does. The seeds are the checked-in definitions.
 func FuzzParseFile(f *testing.F) {
-	paths, err := filepath.Glob("../*.yaml")
+	paths, err := filepath.Glob("../refsup/*.yaml")
 	if err != nil || len(paths) == 0 {
 		f.Fatalf("no checked-in definitions to seed from: %v", err)
 	}

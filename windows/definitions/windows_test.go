@@ -13,7 +13,7 @@ import (
 // the orphan scenario and the recovery windows WH1..WH5 and WS1..WS4, in
 // natural order, with their points and kills.
 func TestRegisteredWindows(t *testing.T) {
-	ws, err := Load("..", testSpecs)
+	ws, err := Load("../refsup", testSpecs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestRegisteredWindows(t *testing.T) {
 // TestCanonicalSourceReloads checks that Source is itself a definition that
 // loads back to the same instances with the same hash.
 func TestCanonicalSourceReloads(t *testing.T) {
-	ws, err := Load("..", testSpecs)
+	ws, err := Load("../refsup", testSpecs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ var (
 
 func TestMutants(t *testing.T) {
 	RegisterFailHandler(Fail)
-	ws, err := runner.LoadWindows("..")
+	ws, err := runner.LoadWindows(filepath.Join("..", "refsup"))
 	if err != nil {
 		t.Fatalf("loading window definitions: %v", err)
 	}
