@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"faultwin/reports/review"
 	"faultwin/reports/rows"
+	"faultwin/windows/expected"
 	"faultwin/windows/runner"
 )
 
@@ -62,11 +62,11 @@ func runExpect(ctx context.Context, stdout io.Writer, args []string) error {
 	for i, w := range ws {
 		ids[i] = w.ID
 	}
-	e, missing := review.Learn(*name, ids, files, paths)
+	e, missing := expected.Learn(*name, ids, files, paths)
 	if len(missing) > 0 {
 		return statusExit{exitFail, fmt.Sprintf("expect: no rows of %s in %s: soak them first", strings.Join(missing, ", "), strings.Join(paths, ", "))}
 	}
-	e.Smoke = review.ChooseSmoke(e, ws)
+	e.Smoke = expected.ChooseSmoke(e, ws)
 	if err := e.Check(ws); err != nil {
 		return statusExit{exitFail, "expect: " + err.Error()}
 	}
@@ -108,7 +108,7 @@ func runDrift(ctx context.Context, stdout io.Writer, args []string) error {
 	if *dir == "" {
 		return usagef("drift", "--windows DIR is required")
 	}
-	e, err := review.ReadExpectations(filepath.Join(*dir, "expected", "outcomes.yaml"))
+	e, err := expected.ReadExpectations(filepath.Join(*dir, "expected", "outcomes.yaml"))
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func runDrift(ctx context.Context, stdout io.Writer, args []string) error {
 	if len(all) == 0 {
 		return noRows("drift", paths)
 	}
-	shifts, unknown := review.Drift(e, all)
+	shifts, unknown := expected.Drift(e, all)
 	drifts := 0
 	for _, s := range shifts {
 		mark := "  "
@@ -139,7 +139,7 @@ func runDrift(ctx context.Context, stdout io.Writer, args []string) error {
 			fmt.Fprintf(stdout, "    rows to look at: %s (faultwin rows --window %s %s)\n", strings.Join(s.Rows, " "), s.Window, strings.Join(paths, " "))
 		}
 	}
-	fmt.Fprintf(stdout, "drift: %d rows of %d windows against %s; %s\n", len(all), windowsIn(all), filepath.Join(*dir, "expected", "outcomes.yaml"), review.DriftRule)
+	fmt.Fprintf(stdout, "drift: %d rows of %d windows against %s; %s\n", len(all), windowsIn(all), filepath.Join(*dir, "expected", "outcomes.yaml"), expected.DriftRule)
 	var problems []string
 	if drifts > 0 {
 		problems = append(problems, fmt.Sprintf("%d outcomes drifted", drifts))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"faultwin/reports/review"
+	"faultwin/windows/expected"
 )
 
 // TestExpectationsAreLearned: every described suite's expected outcomes
@@ -25,7 +25,7 @@ func TestExpectationsAreLearned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := review.ReadExpectations(f)
+			e, err := expected.ReadExpectations(f)
 			if err != nil {
 				t.Fatal(err)
 			}

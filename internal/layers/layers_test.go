@@ -41,13 +41,14 @@ var rule = map[string][]string{
 	"reports/replaytest":            {"criteria", "windows/definitions", "drivers/catalog", "internal/model", "internal/strictjson", "reports/rows", "snapshots"},
 	"windows/definitions":           {"internal/model"},
 	"windows/registration":          {"windows/definitions", "internal/gitcmd", "internal/model"},
+	"windows/expected":              {"internal/model", "reports/review", "reports/rows"},
 	"windows/runner":                {"criteria", "windows/definitions", "drivers", "drivers/catalog", "drivers/reclaim", "internal/gitcmd", "internal/model", "windows/registration", "reports/rows", "snapshots/..."},
 	"scripts/testsummary":           {},
 	"scripts/bench":                 {"internal/model", "reports/rows", "snapshots/...", "fixtures/refsup/api", "fixtures/refsup/paths"},
-	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
+	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "windows/expected", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},
-	"windows/suite":                 {"drivers/catalog", "internal/model", "reports/review", "windows/runner"},
+	"windows/suite":                 {"drivers/catalog", "internal/model", "reports/review", "windows/expected", "windows/runner"},
 	// The reference supervisor is the system under test: it speaks to the
 	// harness only through its CLI and JSON, never through a shared package.
 	"cmd/refsup":          {"fixtures/refsup/..."},
@@ -65,6 +66,7 @@ var testOnly = map[string][]string{
 	"reports/review":       {"reports/replaytest", "snapshots", "windows/definitions", "drivers/catalog"},
 	"windows/definitions":  {"drivers/refsup"},
 	"windows/registration": {"drivers/refsup"},
+	"windows/expected":     {"criteria"},
 }
 
 const module = "faultwin"

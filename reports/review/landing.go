@@ -139,3 +139,21 @@ func comms(procs []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// VerdictOutcome spells a verdict as an outcome ("FAIL P1 P3", "PASS"). An INVALID or ERROR window
+// measured nothing about the supervisor: only what made it so is kept (F1
+// for a fault that did not land, PRE for an unclean host), not the other
+// criteria's accidental results.
+func VerdictOutcome(v criteria.Verdict) string {
+	parts := []string{v.Status}
+	for _, r := range v.Results {
+		if r.Holds() {
+			continue
+		}
+		if v.Status == model.StatusInvalid && r.ID != model.F1 && r.ID != model.PRE {
+			continue
+		}
+		parts = append(parts, r.ID)
+	}
+	return strings.Join(parts, " ")
+}

@@ -15,6 +15,7 @@ import (
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
 	"faultwin/reports/review"
+	"faultwin/windows/expected"
 	"faultwin/windows/runner"
 )
 
@@ -25,7 +26,7 @@ import (
 // with `faultwin expect`, never by hand):
 //   - a smoke window (label "smoke", one per operation, the most stable in
 //     its soak; what make test runs) fails on an outcome its soak does not
-//     support (review.SmokeAccepts), so a drift there fails for real;
+//     support (expected.SmokeAccepts), so a drift there fails for real;
 //   - every other window fails only when nothing of the supervisor was
 //     measured (an ERROR, a precondition not reached, an unclean host);
 //     whether its outcomes moved is a statistical question over many rows,
@@ -39,7 +40,7 @@ type Described struct {
 	Name       string // the supervisor, as windows name it in driver:
 	Dir        string // its windows' directory
 	Registered []model.Window
-	Expected   review.Expectations
+	Expected   expected.Expectations
 	Session    *runner.Session
 }
 
@@ -84,7 +85,7 @@ func Load(dir, name string) (*Described, error) {
 	if len(ws) == 0 {
 		return nil, fmt.Errorf("no window definitions in %s/*.yaml", dir)
 	}
-	exp, err := review.ReadExpectations(filepath.Join(dir, ExpectedFile))
+	exp, err := expected.ReadExpectations(filepath.Join(dir, ExpectedFile))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package review
+package expected
 
 import (
 	"encoding/json"
@@ -14,26 +14,6 @@ import (
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
 )
-
-func TestVerdictOutcome(t *testing.T) {
-	res := func(id string, holds bool) criteria.Result {
-		return criteria.Result{ID: id, Judged: true, Pass: holds}
-	}
-	for _, tc := range []struct {
-		v    criteria.Verdict
-		want string
-	}{
-		{criteria.Verdict{Status: "PASS", Results: []criteria.Result{res("F1", true), res("P1", true)}}, "PASS"},
-		{criteria.Verdict{Status: "FAIL", Results: []criteria.Result{res("F1", true), res("P1", false), res("P3", false)}}, "FAIL P1 P3"},
-		// An INVALID window measured nothing: only why it is INVALID.
-		{criteria.Verdict{Status: "INVALID", Results: []criteria.Result{res("F1", false), res("P1", false)}}, "INVALID F1"},
-		{criteria.Verdict{Status: "FAIL", Results: []criteria.Result{{ID: "P2", Judged: false}}}, "FAIL P2"},
-	} {
-		if got := VerdictOutcome(tc.v); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.v, got, tc.want)
-		}
-	}
-}
 
 // row is a recorded row of window id whose criteria spell outcome
 // ("FAIL P1 P3", "PASS"), taking secs of wall time.

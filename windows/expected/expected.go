@@ -1,7 +1,9 @@
-// Outcomes of windows whose verdicts are findings about a supervisor
-// faultwin did not write: how often each outcome was seen per window in
-// the recorded soaks, and whether new rows drift from that.
-package review
+// Package expected holds a described supervisor's suite's expected
+// outcomes: how often each outcome was seen per window in the recorded
+// soaks (learned from rows, never kept by hand), the smoke set chosen from
+// them, and whether new rows drift from them. Its windows' verdicts are
+// findings about a supervisor faultwin did not write.
+package expected
 
 import (
 	"errors"
@@ -13,7 +15,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"faultwin/criteria"
 	"faultwin/internal/model"
 )
 
@@ -68,24 +69,6 @@ func (s Seen) Stable() bool {
 
 // MinStable is the fewest rows that can call a window's outcome stable.
 const MinStable = 10
-
-// VerdictOutcome spells a verdict as an outcome ("FAIL P1 P3", "PASS"). An INVALID or ERROR window
-// measured nothing about the supervisor: only what made it so is kept (F1
-// for a fault that did not land, PRE for an unclean host), not the other
-// criteria's accidental results.
-func VerdictOutcome(v criteria.Verdict) string {
-	parts := []string{v.Status}
-	for _, r := range v.Results {
-		if r.Holds() {
-			continue
-		}
-		if v.Status == model.StatusInvalid && r.ID != model.F1 && r.ID != model.PRE {
-			continue
-		}
-		parts = append(parts, r.ID)
-	}
-	return strings.Join(parts, " ")
-}
 
 // SmokeAccepts reports whether one run's outcome of window id is what its
 // soak supports for a smoke run: the one outcome of a stable window, or

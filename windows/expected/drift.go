@@ -1,4 +1,4 @@
-package review
+package expected
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 
@@ -60,7 +61,7 @@ func Drift(e Expectations, rs []rows.Row) (shifts []Shift, unknown []string) {
 		}
 		got := map[string][]string{}
 		for _, r := range byWindow[id] {
-			o := RowOutcome(r)
+			o := review.RowOutcome(r)
 			got[o] = append(got[o], r.Hash)
 		}
 		n, of := len(byWindow[id]), seen.N()
@@ -116,7 +117,7 @@ func Learn(supervisor string, ids []string, files map[string][]rows.Row, order [
 				if r.Window.ID != id {
 					continue
 				}
-				seen.Outcomes[RowOutcome(r)]++
+				seen.Outcomes[review.RowOutcome(r)]++
 				secs = append(secs, r.Run.Finished.Sub(r.Run.Started).Seconds())
 			}
 			if len(secs) > n {
