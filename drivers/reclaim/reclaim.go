@@ -277,23 +277,19 @@ func removeStaleSockets(globs []string, r *model.Reclaim, fail func(string, ...a
 	if len(globs) == 0 {
 		return
 	}
-	bound, err := host.BoundSockets("/proc")
+	socks, err := host.Sockets("/proc", globs)
 	if err != nil {
 		fail("sockets: %v", err)
-		return
 	}
-	for _, g := range globs {
-		paths, _ := filepath.Glob(g)
-		for _, p := range paths {
-			if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSocket == 0 || bound[p] {
-				continue
-			}
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				fail("socket %s: %v", p, err)
-				continue
-			}
-			r.FilesRemoved = append(r.FilesRemoved, p)
+	for _, s := range socks {
+		if s.Listening {
+			continue
 		}
+		if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fail("socket %s: %v", s.Path, err)
+			continue
+		}
+		r.FilesRemoved = append(r.FilesRemoved, s.Path)
 	}
 }
 

@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -160,24 +161,36 @@ func sortFiles(fs []snapshots.File) {
 	slices.SortFunc(fs, func(a, b snapshots.File) int { return strings.Compare(a.Path, b.Path) })
 }
 
-// captureSockets lists the unix sockets matching globs, each with whether
-// a process of the harness's network namespace listens on it (its path is
-// bound in <proc>/net/unix). Reads nothing when globs is empty.
-// Equivalent to: ls -l GLOB; ss -xl.
+// captureSockets lists the unix sockets matching globs (Sockets), a
+// failure leaving the capture incomplete. Reads nothing when globs is
+// empty.
 func captureSockets(proc string, globs []string, inc *incomplete) []snapshots.Socket {
+	out, err := Sockets(proc, globs)
+	if err != nil {
+		inc.add("sockets: %v", err)
+	}
+	return out
+}
+
+// Sockets lists the unix sockets matching globs, each with whether a
+// process of the reader's network namespace listens on it (its path is
+// bound in <proc>/net/unix), sorted by path: what the judge sees and what
+// the last resort removes are one list. Reads nothing when globs is empty.
+// Equivalent to: ls -l GLOB; ss -xl.
+func Sockets(proc string, globs []string) ([]snapshots.Socket, error) {
 	if len(globs) == 0 {
-		return nil
+		return nil, nil
 	}
 	bound, err := BoundSockets(proc)
 	if err != nil {
-		inc.add("sockets: %v", err)
-		return nil
+		return nil, err
 	}
 	var out []snapshots.Socket
+	var errs []error
 	for _, g := range globs {
 		paths, err := filepath.Glob(g)
 		if err != nil {
-			inc.add("sockets: %s: %v", g, err)
+			errs = append(errs, fmt.Errorf("%s: %w", g, err))
 			continue
 		}
 		for _, p := range paths {
@@ -187,7 +200,7 @@ func captureSockets(proc string, globs []string, inc *incomplete) []snapshots.So
 		}
 	}
 	slices.SortFunc(out, func(a, b snapshots.Socket) int { return strings.Compare(a.Path, b.Path) })
-	return out
+	return out, errors.Join(errs...)
 }
 
 // BoundSockets reads the paths unix sockets are bound at in the reader's
