@@ -61,12 +61,9 @@ func Look(ctx context.Context, a *model.Aftermath, when string, names []string, 
 		post, qerr := Workloads(seen, find)
 		lk.HostPost = post
 		if len(seen) > len(names) {
-			// the host before the call, for the names the list added
-			late, lerr := Workloads(seen, find)
-			lk.HostPre = mergePre(pre, late)
-			if perr == nil {
-				perr = lerr
-			}
+			// The names only the list added were not read before the
+			// call: the read after it stands for them there too.
+			lk.HostPre = mergePre(pre, post)
 		}
 		if perr != nil || qerr != nil {
 			lk.ParseErr = strings.TrimPrefix(lk.ParseErr+"; ", "; ") + fmt.Sprintf("reading the host: %v %v", perr, qerr)
@@ -80,7 +77,7 @@ func Look(ctx context.Context, a *model.Aftermath, when string, names []string, 
 }
 
 // mergePre keeps the reads taken before the call and adds, for names only
-// the list named, the read taken once it had answered.
+// the list named, the read taken once it had answered (post).
 func mergePre(pre, late []model.HostWorkload) []model.HostWorkload {
 	out := slices.Clone(pre)
 	for _, h := range late {

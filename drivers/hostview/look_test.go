@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,47 +13,65 @@ import (
 	"faultwin/internal/model"
 )
 
-// The one look loop: a list that does not parse, or has a line no
-// workload matches, is a look that cannot be trusted (ParseErr); a failed
-// list call ends the looks; a workload the list adds is read on the host
-// too; a look whose host did not change is not repeated.
+// The one look loop, on a fake /proc: a list that does not parse, or has
+// a line no workload matches, is a look that cannot be trusted
+// (ParseErr); a failed list call ends the looks; a workload the list adds
+// is read on the host too; a look whose host did not change is not
+// repeated, and one whose host changed under the call is, up to LookTries.
 func TestLook(t *testing.T) {
-	hosttest.Need(t, "reads /proc")
-	none := func(int) string { return "" }
-	call := func(a *model.Aftermath, exit int) func() int {
-		return func() int {
-			a.Calls = append(a.Calls, model.UserCall{Argv: []string{"list"}, Exit: exit, Output: "out"})
-			return len(a.Calls) - 1
-		}
+	useFakeHost(t)
+	ps, err := Procs()
+	if err != nil {
+		t.Fatal(err)
 	}
+	i := slices.IndexFunc(ps, func(p Proc) bool { return !p.Zombie() })
+	if i < 0 {
+		t.Fatal("no live process in testdata/proc")
+	}
+	live := ps[i].PID
 	for _, c := range []struct {
 		name      string
 		exit      int
-		parse     func(string) ([]model.Reported, []string, error)
+		changing  bool // w1's process is there only after an odd number of calls
+		parse     func(t *testing.T) func(string) ([]model.Reported, []string, error)
 		looks     int
 		parseErr  string
 		hostNames []string
 	}{
-		{"clean", 0, func(string) ([]model.Reported, []string, error) { return nil, nil, nil }, 1, "", []string{"w1"}},
-		{"unparsed", 0, func(string) ([]model.Reported, []string, error) { return nil, nil, errors.New("list output: bad") }, 1, "list output: bad", []string{"w1"}},
-		{"unmatched line", 0, func(string) ([]model.Reported, []string, error) { return nil, []string{"??? x"}, nil }, 1, `1 line(s) of the list match no entry of the description: "??? x"`, []string{"w1"}},
-		{"failed call", 1, func(string) ([]model.Reported, []string, error) {
-			t.Fatal("parsed a failed call's output")
-			return nil, nil, nil
+		{"clean", 0, false, parsed(nil, nil, nil), 1, "", []string{"w1"}},
+		{"unparsed", 0, false, parsed(nil, nil, errors.New("list output: bad")), 1, "list output: bad", []string{"w1"}},
+		{"unmatched line", 0, false, parsed(nil, []string{"??? x"}, nil), 1, `1 line(s) of the list match no entry of the description: "??? x"`, []string{"w1"}},
+		{"failed call", 1, true, func(t *testing.T) func(string) ([]model.Reported, []string, error) {
+			return func(string) ([]model.Reported, []string, error) {
+				t.Fatal("parsed a failed call's output")
+				return nil, nil, nil
+			}
 		}, 1, "", []string{"w1"}},
-		{"added by the list", 0, func(string) ([]model.Reported, []string, error) {
-			return []model.Reported{{Name: "w2", State: "running", Raw: "up"}}, nil, nil
-		}, 1, "", []string{"w1", "w2"}},
+		{"added by the list", 0, false, parsed([]model.Reported{{Name: "w2", State: "running", Raw: "up"}}, nil, nil), 1, "", []string{"w1", "w2"}},
+		{"host changing under the call", 0, true, parsed(nil, nil, nil), LookTries, "", []string{"w1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := &model.Aftermath{}
-			Look(context.Background(), a, "after_death", []string{"w1"}, none, Lister{Call: call(a, c.exit), Parse: c.parse})
+			call := func() int {
+				a.Calls = append(a.Calls, model.UserCall{Argv: []string{"list"}, Exit: c.exit, Output: "out"})
+				return len(a.Calls) - 1
+			}
+			find := func(pid int) string {
+				if pid == live && (!c.changing || len(a.Calls)%2 == 1) {
+					return "w1"
+				}
+				return ""
+			}
+			Look(context.Background(), a, "after_death", []string{"w1"}, find, Lister{Call: call, Parse: c.parse(t)})
 			if len(a.Looks) != c.looks {
 				t.Fatalf("%d looks, want %d", len(a.Looks), c.looks)
 			}
 			lk := a.Looks[0]
 			if lk.ParseErr != c.parseErr {
 				t.Errorf("ParseErr %q, want %q", lk.ParseErr, c.parseErr)
+			}
+			if c.changing != !lk.Still() {
+				t.Errorf("look still %v, want %v: pre %+v post %+v", lk.Still(), !c.changing, lk.HostPre, lk.HostPost)
 			}
 			var names []string
 			for _, h := range lk.HostPost {
@@ -62,6 +81,13 @@ func TestLook(t *testing.T) {
 				t.Errorf("host read for %q (pre %d), want %q", names, len(lk.HostPre), c.hostNames)
 			}
 		})
+	}
+}
+
+// parsed is a list parser that answers as given.
+func parsed(rep []model.Reported, bad []string, err error) func(*testing.T) func(string) ([]model.Reported, []string, error) {
+	return func(*testing.T) func(string) ([]model.Reported, []string, error) {
+		return func(string) ([]model.Reported, []string, error) { return rep, bad, err }
 	}
 }
 
