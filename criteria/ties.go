@@ -11,8 +11,9 @@ import (
 // beyond the pid and mount rules of owners, in the order they are tried.
 var tieKinds = []string{"net", "ipc", "uts", "cgroup", "user", "time"}
 
-// pinKinds are the kinds an nsfs mount of a run can pin: any of them.
-var pinKinds = append([]string{"pid", "mnt"}, tieKinds...)
+// NSKinds are the namespace kinds a run's process can be tied by: the
+// kinds an nsfs mount of a run can pin, and those a tie record keeps.
+var NSKinds = append([]string{"pid", "mnt"}, tieKinds...)
 
 // nsKey is one namespace: its kind and inode.
 type nsKey struct {
@@ -174,7 +175,7 @@ func (t ties) ownedNS(s snapshots.Snapshot, why [][]string, skip func(snapshots.
 // record names (by id: the inode alone may be a later namespace's), with
 // the run of that record.
 func (t ties) nsReason(p snapshots.Process, owned map[nsKey]string) (reason, run string) {
-	for _, kind := range pinKinds {
+	for _, kind := range NSKinds {
 		if mp, ok := t.pins[nsKey{kind, p.NS[kind]}]; ok && p.NS[kind] != 0 {
 			return kind + " ns bound at " + mp, ""
 		}
@@ -184,7 +185,7 @@ func (t ties) nsReason(p snapshots.Process, owned map[nsKey]string) (reason, run
 			return r, ""
 		}
 	}
-	for _, kind := range pinKinds {
+	for _, kind := range NSKinds {
 		if rn, ok := t.recNS[nsKey{kind, p.NS[kind]}]; ok && p.NS[kind] != 0 && p.NSID[kind] == rn.id {
 			return kind + " ns " + strconv.FormatUint(p.NS[kind], 10) + " (id " + strconv.FormatUint(rn.id, 10) + ") recorded for run " + rn.run, rn.run
 		}

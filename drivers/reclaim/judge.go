@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -72,12 +70,9 @@ func keepRecords(j Judgement, roots snapshots.Roots) error {
 		return DropRecords(roots.Records)
 	}
 	runs := map[string]bool{}
-	if ents, err := os.ReadDir(roots.StateRoot); err == nil {
-		for _, e := range ents {
-			if e.IsDir() && !IsPlanted(filepath.Join(roots.StateRoot, e.Name())) {
-				runs[e.Name()] = true // its mounts
-			}
-		}
+	dirs, _, _ := RunDirs(roots.StateRoot) // none when it cannot be read
+	for _, run := range dirs {
+		runs[run] = true // its mounts
 	}
 	for _, o := range criteria.LeftoverProcesses(j.Snapshot, roots) {
 		if run := criteria.RunOf(o.Process); run != "" {

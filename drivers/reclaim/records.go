@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -17,9 +16,6 @@ import (
 	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )
-
-// recordKinds are the namespace kinds a run's record keeps.
-var recordKinds = []string{"pid", "mnt", "net", "ipc", "uts", "cgroup", "user", "time"}
 
 // Record adds to run's tie record (snapshots.TieRecord, in roots.Records)
 // the namespaces of the run's live processes in s that are not the host's,
@@ -59,7 +55,11 @@ func Record(roots snapshots.Roots, sc model.Scope, s snapshots.Snapshot) error {
 		if p.Zombie() || len(s.HostNS) == 0 {
 			continue
 		}
-		for _, kind := range recordKinds {
+		// The same process as s saw (a pid reused since is another's).
+		if start, err := host.StartTime(p.PID); err != nil || start != p.StartTime {
+			continue
+		}
+		for _, kind := range criteria.NSKinds {
 			if shared[snapshots.RecordedNS{Kind: kind, Ino: p.NS[kind]}] {
 				continue
 			}
@@ -87,15 +87,11 @@ func Record(roots snapshots.Roots, sc model.Scope, s snapshots.Snapshot) error {
 }
 
 // liveNS reads p's namespace of kind now, when it is the one s recorded
-// (the same process, the same inode) and not the host's.
+// (the same inode) and not the host's.
 func liveNS(p snapshots.Process, kind string, hostNS map[uint64]bool) (snapshots.RecordedNS, bool) {
 	pid := strconv.Itoa(p.PID)
 	ino := p.NS[kind]
 	if ino == 0 || hostNS[ino] {
-		return snapshots.RecordedNS{}, false
-	}
-	start, err := host.StartTime(p.PID)
-	if err != nil || start != p.StartTime {
 		return snapshots.RecordedNS{}, false
 	}
 	now, err := host.NSInode(pid, kind)
@@ -128,10 +124,11 @@ func writeRecord(dir string, rec snapshots.TieRecord) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
-	b, err := marshalRecord(rec)
+	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
+	b = append(b, '\n')
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
@@ -171,30 +168,33 @@ func DropRecords(dir string) error {
 	return errors.Join(errs...)
 }
 
-// RecordsOf lists the runs whose tie records dir holds, sorted.
-func RecordsOf(dir string) []string {
-	ents, _ := os.ReadDir(dir)
-	var out []string
-	for _, e := range ents {
-		if run, ok := strings.CutSuffix(e.Name(), ".json"); ok {
-			out = append(out, run)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func marshalRecord(rec snapshots.TieRecord) ([]byte, error) {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
-	}
-	return append(b, '\n'), nil
-}
-
 // IsPlanted reports whether dir is a decoy dir the harness planted (its
-// ledger.json is model.DecoyLedger), never a run's.
+// ledger.json is model.DecoyLedger: it looks like a ledger to a sweep that
+// owns by file name), never a run's; one left means the harness was killed
+// mid-window.
 func IsPlanted(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "ledger.json"))
 	return err == nil && string(b) == model.DecoyLedger
+}
+
+// RunDirs lists the runs under the state root (its directories, sorted)
+// and, apart, the decoy dirs the harness planted there (full paths): the
+// one reading of what runs a state root holds, for the judge and for
+// `faultwin sweep`.
+func RunDirs(root string) (runs, planted []string, err error) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if dir := filepath.Join(root, e.Name()); IsPlanted(dir) {
+			planted = append(planted, dir)
+		} else {
+			runs = append(runs, e.Name())
+		}
+	}
+	return runs, planted, nil
 }
