@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"faultwin/drivers/catalog"
@@ -52,7 +51,7 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(*root)
+	runs, planted, err := reclaim.RunDirs(*root)
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stdout, "sweep: %s does not exist; no run to sweep\n", *root)
 		return sweepOrphans(ctx, stdout, *root)
@@ -60,19 +59,6 @@ func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	var runs, planted []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(*root, e.Name())
-		if runner.IsPlanted(dir) {
-			planted = append(planted, dir)
-			continue
-		}
-		runs = append(runs, e.Name())
-	}
-	sort.Strings(runs)
 	var errs []error
 	for _, run := range runs {
 		errs = append(errs, sweepRun(ctx, stdout, catalog.Options{Bin: *bin, StateRoot: *root}, run, *names))

@@ -46,6 +46,15 @@ func TestRecordSkipsAMountThatIsGone(t *testing.T) {
 	if dev == "" {
 		t.Fatalf("the capture did not see the tmpfs at %s as a run filesystem", mp)
 	}
+	// The control: while the mount is there, the record names it.
+	ctl := roots
+	ctl.Records = t.TempDir()
+	if err := Record(ctl, sc, s); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ctl.Records, sc.Run+".json")); err != nil || !strings.Contains(string(b), `"mount_point": "`+mp+`"`) {
+		t.Fatalf("with the mount there, the record does not name it (%v):\n%s", err, b)
+	}
 	if err := unix.Unmount(mp, 0); err != nil {
 		t.Fatal(err)
 	}

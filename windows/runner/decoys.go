@@ -23,20 +23,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// marker is the decoy ledger's content: it looks like a ledger to a sweep
-// that owns by file name, and tells `faultwin sweep` the dir is the harness's.
-const marker = model.DecoyLedger
-
-// IsPlanted reports whether dir is a decoy dir the harness planted (and did
-// not remove, because the harness was killed mid-window).
-func IsPlanted(dir string) bool { return reclaim.IsPlanted(dir) }
-
 // RemovePlanted removes a decoy dir left by an interrupted harness: its
 // tmpfs, its marker file and the dir, and nothing else (a dir holding
 // anything more is reported, not emptied). The decoy process ended with the
 // harness: its stdin was the harness's pipe.
 func RemovePlanted(dir string) error {
-	if !IsPlanted(dir) {
+	if !reclaim.IsPlanted(dir) {
 		return fmt.Errorf("%s is not a faultwin decoy dir; not touching it", dir)
 	}
 	p := &Planted{Decoys: snapshots.Decoys{Dir: dir,
@@ -67,7 +59,7 @@ func Plant(stateRoot, run string) (*Planted, error) {
 		return nil, fmt.Errorf("making decoy dir: %w", err)
 	}
 	ledger := filepath.Join(dir, "ledger.json")
-	if err := os.WriteFile(ledger, []byte(marker), 0o644); err != nil {
+	if err := os.WriteFile(ledger, []byte(model.DecoyLedger), 0o644); err != nil {
 		return nil, errors.Join(fmt.Errorf("writing decoy file: %w", err), p.Remove())
 	}
 	p.Files = append(p.Files, ledger)

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"faultwin/drivers/reclaim"
 	"faultwin/internal/hosttest"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func TestPlantAndRemove(t *testing.T) {
 	if ok, _ := mountinfo.Mounted(p.Mounts[0]); !ok {
 		t.Errorf("decoy tmpfs %s not mounted", p.Mounts[0])
 	}
-	if !IsPlanted(p.Dir) {
+	if !reclaim.IsPlanted(p.Dir) {
 		t.Error("IsPlanted false on a planted dir")
 	}
 	pid := p.Processes[0].PID.PID
