@@ -131,6 +131,9 @@ func u1(c *ctx) Result {
 		return j.result("", nil)
 	}
 	j.note(a.Target + " after: " + identityText(after))
+	if a.Version >= model.AftermathGraded {
+		return gradedU1(j, a, lost, last, hasRetry)
+	}
 	if lost == "" {
 		return j.result(a.Target+" is where its user can go on ("+a.Expect+")", nil)
 	}
@@ -144,6 +147,48 @@ func u1(c *ctx) Result {
 		j.fail(lost + "; no call said so")
 	}
 	return j.result("", func(int) string { return "state lost and unreported: " + lost })
+}
+
+// gradedU1 ends U1 on an aftermath that grades the loss: the workload was
+// kept (it ran on through the death by itself), recovered (the user's
+// calls through the supervisor brought it back) or lost. A loss is false
+// whatever the supervisor said: a message is not the state back, so what
+// it said is kept as evidence, not taken as an answer.
+func gradedU1(j *judge, a *model.Aftermath, lost string, last model.UserCall, hasRetry bool) Result {
+	if lost == "" {
+		grade := model.GradeRecovered
+		if ranThrough(a) {
+			grade = model.GradeKept
+		}
+		return j.result(grade+": "+a.Target+" is where its user can go on ("+a.Expect+")", nil)
+	}
+	switch msg, ok := reported(last, hasRetry); {
+	case ok:
+		j.fail(lost + "; the supervisor said: " + msg)
+	case hasRetry:
+		j.fail(lost + "; the retry " + last.What + " said it succeeded")
+	default:
+		j.fail(lost + "; no call said so")
+	}
+	return j.result("", func(int) string { return model.GradeLost + ": " + lost })
+}
+
+// ranThrough reports whether the target ran at the first look after the
+// death, before the user did anything but look: the death did not stop
+// it.
+func ranThrough(a *model.Aftermath) bool {
+	for _, l := range a.Looks {
+		if l.When != "after_death" {
+			continue
+		}
+		for _, h := range l.HostPre {
+			if h.Name == a.Target {
+				return h.State() == model.StateRunning
+			}
+		}
+		return false
+	}
+	return false
 }
 
 // u2 holds when every call the user made after the death returned within
@@ -165,6 +210,11 @@ func u2(c *ctx) Result {
 	lists := map[int]bool{}
 	for _, l := range a.Looks {
 		lists[l.Call] = true
+	}
+	if op := a.Interrupted; op != nil && op.TimedOut {
+		// The user's own call, interrupted by the death: it must return
+		// as any call must, with the failure if it failed.
+		j.fail(op.What + " hung: still running " + strconv.FormatFloat(op.MS, 'f', 0, 64) + " ms after it was made, killed by the harness; waiting: " + stuckText(op.Stuck))
 	}
 	var slowest float64
 	for i, call := range a.Calls {

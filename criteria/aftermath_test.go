@@ -185,3 +185,64 @@ func TestU3(t *testing.T) {
 	a.Looks[1].Reported[0] = model.Reported{Name: "fw1", Raw: "limbo"}
 	g.Expect(evidence(judged(a, model.U3))).To(ContainSubstring(`"limbo", a word the description maps to no state`))
 }
+
+// TestGradedU1: an aftermath that grades the loss (AftermathGraded) is
+// false for any loss, a message from the supervisor included (the
+// message is kept as evidence); a workload that comes back is kept when it
+// ran on through the death and recovered when the user's calls brought it
+// back. The same aftermath without the version is judged as before.
+func TestGradedU1(t *testing.T) {
+	reportedLoss := func(a *model.Aftermath) {
+		a.After[0] = model.Workload{Name: "fw1", Err: "no live process of fw1 on the host"}
+		a.Calls[2].Exit, a.Calls[2].Output = 125, "Error: runc: container with given ID already exists\n"
+	}
+	for _, tc := range []struct {
+		name   string
+		edit   func(a *model.Aftermath)
+		holds  bool
+		saying string
+	}{
+		{"recovered by the retry", func(*model.Aftermath) {}, true, "recovered: fw1 is where its user can go on (continue)"},
+		{"kept through the death", func(a *model.Aftermath) {
+			a.Looks[0].HostPre, a.Looks[0].HostPost = a.Looks[1].HostPre, a.Looks[1].HostPost
+		}, true, "kept: fw1"},
+		{"a reported loss is lost", reportedLoss, false, "lost: fw1 does not run on"},
+		{"what it said is the evidence", reportedLoss, false, "the supervisor said: retry restore 1 failed (exit 125): Error: runc: container with given ID already exists"},
+		{"an unreported loss is lost", func(a *model.Aftermath) { a.After[0].Counter2 = a.After[0].Counter }, false, "the retry retry restore 1 said it succeeded"},
+		{"removed and gone", func(a *model.Aftermath) {
+			a.Expect, a.After[0] = model.ExpectAbsent, model.Workload{Name: "fw1", Err: "no live process"}
+		}, true, "go on (absent)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := continued()
+			a.Version = model.AftermathGraded
+			tc.edit(a)
+			r := judged(a, model.U1)
+			if !r.Judged || r.Pass != tc.holds || !strings.Contains(evidence(r), tc.saying) {
+				t.Errorf("judged %v pass %v, want pass %v saying %q:\n%s", r.Judged, r.Pass, tc.holds, tc.saying, evidence(r))
+			}
+		})
+	}
+	// Recorded before the grading, a reported loss still holds as it did.
+	a := continued()
+	reportedLoss(a)
+	if r := judged(a, model.U1); !r.Holds() || !strings.Contains(r.Summary, "reported by the supervisor") {
+		t.Errorf("an ungraded row changed its U1: %s", evidence(r))
+	}
+}
+
+// TestU2JudgesTheInterruptedCall: the user's own call that the death
+// interrupted must return as any call must; killed by the harness at its
+// bound, it hung, with what it waited on. A call the kill ended is no hang.
+func TestU2JudgesTheInterruptedCall(t *testing.T) {
+	g := NewWithT(t)
+	a := continued()
+	a.Interrupted = &model.UserCall{Step: "operation", What: "operation restore", MS: 30004, TimedOut: true,
+		Stuck: []model.StuckProc{{PID: 7, Comm: "podman", State: "S", Wchan: "do_wait", Own: true}}}
+	r := judged(a, model.U2)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue(), evidence(r))
+	g.Expect(evidence(r)).To(ContainSubstring("operation restore hung: still running 30004 ms after it was made, killed by the harness; waiting: 7 podman (S in do_wait)"))
+
+	a.Interrupted = &model.UserCall{Step: "operation", What: "operation restore", MS: 120, Signal: "SIGKILL"}
+	g.Expect(judged(a, model.U2).Holds()).To(BeTrue())
+}

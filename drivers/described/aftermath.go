@@ -43,7 +43,12 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 		target = d.expand(Command{rt.Target}, 1)[0]
 	}
 	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: target, Origin: target,
-		Expect: rt.Expect, BoundMS: r.BoundMS, Before: slices.Clone(d.before), Calls: []model.UserCall{}}
+		Expect: rt.Expect, BoundMS: r.BoundMS, Before: slices.Clone(d.before), Calls: []model.UserCall{},
+		Version: model.AftermathGraded}
+	if d.opCall.What != "" {
+		op := d.opCall
+		a.Interrupted = &op
+	}
 	if len(a.Before) == 0 {
 		a.Before = []model.Workload{}
 	}

@@ -38,6 +38,7 @@ type Driver struct {
 	opDone  chan struct{}
 	opErr   error
 	opNote  string
+	opCall  model.UserCall // the operation's own call, for the aftermath
 	watch   *triggers.Watcher
 	result  *triggers.Result
 	before  []model.Workload // identities read before the trigger
@@ -212,8 +213,10 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 	select {
 	case <-d.opDone:
 	case <-timer.C:
+		stuck := hostview.Stuck(cmd.Process.Pid, d.run)
 		killTree(cmd)
 		<-d.opDone
+		d.opCall.Stuck = stuck
 		d.opNote = fmt.Sprintf("operation still running after %v: killed by the harness", d.timeout())
 	}
 	if w != nil {
@@ -227,8 +230,11 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		r := w.Finish(grace)
 		d.result = &r
 	}
-	d.calls = append(d.calls, call{What: "operation " + op, Argv: argv, MS: ms(time.Since(t0)), Output: out.String(),
-		Exit: exitCode(cmd.ProcessState), Signal: signalOf(cmd.ProcessState), TimedOut: strings.HasPrefix(d.opNote, "operation still")})
+	c := call{What: "operation " + op, Argv: argv, MS: ms(time.Since(t0)), Output: out.String(),
+		Exit: exitCode(cmd.ProcessState), Signal: signalOf(cmd.ProcessState), TimedOut: strings.HasPrefix(d.opNote, "operation still")}
+	d.calls = append(d.calls, c)
+	d.opCall = model.UserCall{Step: "operation", What: c.What, Argv: c.Argv, Exit: c.Exit, Signal: c.Signal, TimedOut: c.TimedOut,
+		MS: c.MS, Output: c.Output, Stuck: d.opCall.Stuck}
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"faultwin/drivers/hostview"
 	"faultwin/fixtures/refsup/api"
 	"faultwin/internal/model"
 
@@ -39,6 +40,7 @@ type Driver struct {
 	victim   *exec.Cmd // the process the fault killed when it is not the daemon (sweep windows)
 	victimEr error
 	opErr    string
+	opCall   *model.UserCall  // the interrupted operation's own call (aftermath)
 	ext      *external        // the external trigger of an ext_* point
 	old      []*daemon        // supervisors of the run that died before this one (recovery windows)
 	origin   string           // the session the precondition checkpointed
@@ -167,6 +169,25 @@ func (d *Driver) call(ctx context.Context, out any, args ...string) error {
 	return nil
 }
 
+// OpBound bounds the window's operation, the call its user made: a refsup
+// operation returns in well under a second (its restore waits at most 10 s
+// for the payload), so one still running after this hung.
+const OpBound = 20 * time.Second
+
+// operation makes the window's operation as its user does, bounded by
+// OpBound, and keeps the call for the aftermath: a call interrupted by the
+// death must still return.
+func (d *Driver) operation(ctx context.Context, args ...string) error {
+	full := append([]string{args[0], "--root", d.Root, "--run", d.run}, args[1:]...)
+	uc, err := hostview.Run(ctx, exec.Command(d.Bin, full...), d.run, OpBound)
+	uc.Step, uc.What = "operation", "refsup "+strings.Join(args, " ")
+	d.opCall = &uc
+	if err != nil {
+		return fmt.Errorf("refsup %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(uc.Output))
+	}
+	return nil
+}
+
 // Arm implements drivers.Driver. Sweep windows are armed through the
 // environment of the sweep process instead: the daemon is dead by then.
 func (d *Driver) Arm(ctx context.Context, f model.Fault) error {
@@ -195,19 +216,19 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		if d.fault.Point == "restore.failed_teardown" {
 			args = append(args, "--fail-after-criu")
 		}
-		err = d.call(ctx, nil, args...)
+		err = d.operation(ctx, args...)
 	case "checkpoint", "destroy":
 		if len(d.sessions) == 0 {
 			return fmt.Errorf("%s window without a live cold session in its precondition", op)
 		}
-		err = d.call(ctx, nil, op, "--session", d.sessions[0])
+		err = d.operation(ctx, op, "--session", d.sessions[0])
 	case "idle":
-		err = d.call(ctx, nil, "idle")
+		err = d.operation(ctx, "idle")
 	case model.OpHibernate, model.OpSave:
 		if len(d.sessions) < 2 {
 			return fmt.Errorf("%s window without two live cold sessions in its precondition", op)
 		}
-		err = d.call(ctx, nil, op, "--session", d.sessions[0])
+		err = d.operation(ctx, op, "--session", d.sessions[0])
 	case "sweep":
 		return d.triggerSweep(ctx)
 	default:

@@ -14,6 +14,18 @@ const (
 	ExpectRuns = "runs"
 )
 
+// AftermathGraded is the aftermath version from which a loss is false
+// whether or not a call reported it, and the interrupted operation's own
+// call is judged by U2.
+const AftermathGraded = 2
+
+// What the death cost the user, as U1 grades it (AftermathGraded on).
+const (
+	GradeKept      = "kept"      // the workload went on by itself: it ran on from its memory through the death
+	GradeRecovered = "recovered" // the user's recovery through the supervisor brought it back
+	GradeLost      = "lost"      // nothing the user did through the supervisor brought it back
+)
+
 // Workload states as a user reads them from the supervisor, and as the host
 // shows them.
 const (
@@ -45,6 +57,15 @@ type Aftermath struct {
 	Calls  []UserCall `json:"calls"`
 	Looks  []Look     `json:"looks"`
 	After  []Workload `json:"after"` // identities once the retry is over
+	// Interrupted is the operation's own call, as its user made it, which
+	// the death interrupted (recorded from AftermathGraded on): one still
+	// running at its bound hung, as a recovery call that does.
+	Interrupted *UserCall `json:"interrupted,omitempty"`
+	// Version is the aftermath's judgement: AftermathGraded and later grade
+	// what the death cost (U1 is false for any loss, whatever the
+	// supervisor said). Rows recorded before it have none and are judged
+	// as they were.
+	Version int `json:"version,omitempty"`
 	// NotApplicable names, per criterion, why it does not apply to this
 	// window; such a criterion is judged as holding, with the reason.
 	NotApplicable map[string]string `json:"not_applicable,omitempty"`
