@@ -355,9 +355,22 @@ var table = []mutant{
 	{bug: "status-says-dead", window: "W5", status: model.StatusFail, fail: []string{model.U3}, recovery: true,
 		evidence: "reported dead (stopped), the host runs it"},
 	// Without the restart's reconcile, W8's session stays "checkpointing"
-	// after its dump killed it, and its dumped images are never finished.
-	{bug: "skip-reconcile", window: "W8", status: model.StatusFail, fail: []string{model.U3}, recovery: true,
+	// after its dump killed it, and its dumped images are never finished:
+	// the view contradicts the host, and the user's retry cannot get the
+	// session back (refused while it is "checkpointing": a message, not
+	// the state).
+	{bug: "skip-reconcile", window: "W8", status: model.StatusFail, fail: []string{model.U3, model.U1}, recovery: true,
 		evidence: "reported checkpointing (running), the host has no live process of it"},
+	// W3C_20 kills the restore's CRIU alone; refsup lives on. A restore
+	// that then waits for its dead CRIU never answers its user: U2 judges
+	// the interrupted call itself, killed by the harness at its bound.
+	{bug: "restore-hangs", window: "W3C_20", status: model.StatusFail, fail: []string{model.U2}, recovery: true,
+		evidence: "hung: still running"},
+	// A restore that deletes its checkpoint when CRIU fails says "restore
+	// failed", and the user's retry finds no checkpoint: a loss, however
+	// plainly the supervisor answered.
+	{bug: "restore-drops-images", window: "W3C_20", status: model.StatusFail, fail: []string{model.U1}, recovery: true,
+		evidence: "the supervisor said"},
 }
 
 var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
