@@ -2,6 +2,8 @@ package definitions
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +37,13 @@ func (f family) canonical() string {
 	// definitions keep their hash.
 	if f.LandsIn != "" {
 		line("lands_in", f.LandsIn)
+	}
+	if len(f.LandsAt) > 0 {
+		var ps []string
+		for _, d := range slices.Sorted(maps.Keys(f.LandsAt)) {
+			ps = append(ps, strconv.Itoa(d)+": "+f.LandsAt[d])
+		}
+		line("lands_in", "{"+strings.Join(ps, ", ")+"}")
 	}
 	// Only recovery windows have one, so older definitions keep their hash.
 	if f.SecondDeath != "" {

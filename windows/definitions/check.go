@@ -2,7 +2,9 @@ package definitions
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"faultwin/internal/model"
@@ -31,20 +33,48 @@ func crossCheck(p *problems, f *family, fields fieldNodes) {
 	if (f.Kill == model.KillCRIUFirst || f.Kill == model.KillCRIUHeld) && !pt.CRIU {
 		p.addf(line("kill"), "kill", "use kill: supervisor, or a point where CRIU runs ("+pointsWhere(f.spec, func(p model.Point) bool { return p.CRIU })+")", "CRIU is not running at %s, so it cannot be killed first or held", f.Point)
 	}
-	if pt.Phase == model.AnyPhase && f.LandsIn == "" {
-		p.addf(line("point"), "lands_in", "add lands_in: <phase> (one of "+strings.Join(f.spec.Phases[f.Operation], ", ")+")", "%s kills in the phase the window names, and this window names none", f.Point)
+	phases := f.spec.Phases[f.Operation]
+	switch {
+	case pt.Phase == model.AnyPhase && f.LandsIn == "":
+		p.addf(line("point"), "lands_in", "add lands_in: <phase> (one of "+strings.Join(phases, ", ")+")", "%s kills in the phase the window names, and this window names none", f.Point)
+	case pt.External() && len(phases) > 0 && f.LandsIn == "" && len(f.LandsAt) == 0:
+		fix := "add lands_in: <phase> (one of " + strings.Join(phases, ", ") + ")"
+		if pt.Timed {
+			fix += ", or one per delay like {" + strconv.Itoa(firstOr(f.Delays, 30)) + ": " + phases[0] + "}"
+		}
+		p.addf(line("point"), "lands_in", fix+": the phase the window's rows show it really hits (faultwin rows --brief)",
+			"%s is an external point, and a window on it must say where its kill lands", f.Point)
 	}
-	if f.LandsIn != "" {
-		phases := f.spec.Phases[f.Operation]
+	phaseOK := func(phase string, at int, field string) {
 		switch {
 		case !pt.External():
-			p.addf(line("lands_in"), "lands_in", "remove lands_in: the supervisor's own trace says where its compiled-in points land", "%s is not an external point", f.Point)
-		case !slices.Contains(phases, f.LandsIn):
+			p.addf(at, field, "remove lands_in: the supervisor's own trace says where its compiled-in points land", "%s is not an external point", f.Point)
+		case !slices.Contains(phases, phase):
 			fix := "declare the operation's phases in the supervisor's description"
 			if len(phases) > 0 {
 				fix = "use one of " + strings.Join(phases, ", ")
 			}
-			p.addf(line("lands_in"), "lands_in", fix, "%s observes no phase %q of %s", f.Driver, f.LandsIn, f.Operation)
+			p.addf(at, field, fix, "%s observes no phase %q of %s", f.Driver, phase, f.Operation)
+		}
+	}
+	if f.LandsIn != "" {
+		phaseOK(f.LandsIn, line("lands_in"), "lands_in")
+	}
+	if len(f.LandsAt) > 0 {
+		if !pt.Timed || pt.Phase == model.AnyPhase {
+			p.addf(line("lands_in"), "lands_in", "give one phase: lands_in: <phase>", "lands_in per delay is for a timed point, and %s kills in one phase", f.Point)
+		}
+		for _, d := range slices.Sorted(maps.Keys(f.LandsAt)) {
+			if !slices.Contains(f.Delays, d) {
+				p.addf(line("lands_in"), "lands_in."+strconv.Itoa(d), "remove it, or add the delay to delays_ms", "delay %d ms is not in delays_ms", d)
+				continue
+			}
+			phaseOK(f.LandsAt[d], line("lands_in"), "lands_in."+strconv.Itoa(d))
+		}
+		for _, d := range f.Delays {
+			if _, ok := f.LandsAt[d]; !ok {
+				p.addf(line("lands_in"), "lands_in", "add "+strconv.Itoa(d)+": <phase>", "delay %d ms has no phase", d)
+			}
 		}
 	}
 	checkRecovery(p, f, line)
@@ -106,4 +136,12 @@ func settlePoints(spec model.DriverSpec) []string {
 		}
 	}
 	return out
+}
+
+// firstOr is xs[0], or def when xs is empty.
+func firstOr(xs []int, def int) int {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs[0]
 }

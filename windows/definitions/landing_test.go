@@ -52,3 +52,39 @@ func TestLandsIn(t *testing.T) {
 		t.Errorf("lands_in on refsup's compiled-in point: %v", err)
 	}
 }
+
+// Every window on an external point of a supervisor that declares the
+// operation's phases says where its kill must land: one phase, or for a
+// timed point one per delay, each instance then carrying its own. A map
+// that misses a delay, names one the family does not have, or is given to
+// a point that kills in one phase is refused, with file, line and field.
+func TestLandsInRequiredAndPerDelay(t *testing.T) {
+	_, err := loadPhased(t, "restore.op", "delays_ms: [50, 150]\n")
+	if err == nil || !strings.Contains(err.Error(), "windows/a.yaml:4: lands_in: restore.op is an external point, and a window on it must say where its kill lands (add lands_in: <phase> (one of prepare, criu_restoring), or one per delay like {50: prepare}") {
+		t.Errorf("an external window without lands_in: %v", err)
+	}
+	ws, err := loadPhased(t, "restore.op", "delays_ms: [50, 150]\nlands_in: {150: criu_restoring, 50: prepare}\n")
+	if err != nil || len(ws) != 2 || ws[0].Fault.LandsIn != "prepare" || ws[1].Fault.LandsIn != "criu_restoring" {
+		t.Fatalf("lands_in per delay: %+v, %v", ws, err)
+	}
+	if !strings.Contains(ws[0].Source, "lands_in: {50: prepare, 150: criu_restoring}\n") {
+		t.Errorf("lands_in per delay is not in the canonical source, in delay order:\n%s", ws[0].Source)
+	}
+	for _, c := range []struct{ name, point, extra, want string }{
+		{"a delay without a phase", "restore.op", "delays_ms: [50, 150]\nlands_in: {50: prepare}\n",
+			"windows/a.yaml:6: lands_in: delay 150 ms has no phase (add 150: <phase>)"},
+		{"a phase for no delay", "restore.op", "delays_ms: [50]\nlands_in: {50: prepare, 80: prepare}\n",
+			"windows/a.yaml:6: lands_in.80: delay 80 ms is not in delays_ms"},
+		{"an undeclared phase per delay", "restore.op", "delays_ms: [50]\nlands_in: {50: nowhere}\n",
+			`windows/a.yaml:6: lands_in.50: phased observes no phase "nowhere" of restore`},
+		{"per delay on an aimed point", "restore.podman_in_phase", "lands_in: {50: prepare}\n",
+			"lands_in per delay is for a timed point"},
+		{"a delay that is no number", "restore.op", "delays_ms: [50]\nlands_in: {soon: prepare}\n",
+			"windows/a.yaml:6: lands_in: must be an integer"},
+	} {
+		_, err := loadPhased(t, c.point, c.extra)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -220,6 +220,9 @@ func (f family) instances() []model.Window {
 		w := base
 		w.ID = f.ID + "_" + strconv.Itoa(d)
 		w.Fault.DelayMS = d
+		if phase, ok := f.LandsAt[d]; ok {
+			w.Fault.LandsIn = phase
+		}
 		w.Criteria = slices.Clone(f.Criteria)
 		w.Labels = slices.Clone(f.Labels)
 		ws = append(ws, w)

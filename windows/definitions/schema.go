@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -24,6 +25,7 @@ type family struct {
 	Delays      []int
 	Kill        string
 	LandsIn     string
+	LandsAt     map[int]string // per delay, for a timed family whose instances land in different phases
 	SecondDeath string
 	Pre         model.Precondition
 	Criteria    []string
@@ -146,7 +148,11 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 		}
 	}
 	if n := fields["lands_in"]; n != nil {
-		f.LandsIn, _ = str(p, n, "lands_in")
+		if n.Kind == yaml.MappingNode {
+			f.LandsAt = landsAt(p, n)
+		} else {
+			f.LandsIn, _ = str(p, n, "lands_in")
+		}
 	}
 	if n := fields["second_death"]; n != nil {
 		f.SecondDeath, _ = str(p, n, "second_death")
@@ -270,6 +276,30 @@ func delays(p *problems, n *yaml.Node) []int {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// landsAt reads lands_in given per delay ({30: prepare, 150: runc}).
+func landsAt(p *problems, n *yaml.Node) map[int]string {
+	out := map[int]string{}
+	if len(n.Content) == 0 {
+		p.addf(n.Line, "lands_in", "write a phase, or one per delay like {30: prepare, 150: runc}", "empty mapping")
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		d, ok := integer(p, k, "lands_in")
+		if !ok {
+			continue
+		}
+		field := "lands_in." + strconv.Itoa(d)
+		if _, dup := out[d]; dup {
+			p.addf(k.Line, field, "remove the repeat", "delay %d ms repeated", d)
+			continue
+		}
+		if phase, ok := str(p, v, field); ok {
+			out[d] = phase
+		}
+	}
 	return out
 }
 
