@@ -16,6 +16,7 @@ var phased = model.DriverSpec{
 	Points: []model.Point{
 		{Name: "restore.podman_in_phase", Operation: "restore", Watch: model.PhaseWatch, Phase: model.AnyPhase, Kill: []string{"operation"}},
 		{Name: "restore.op", Operation: "restore", Watch: model.WatchOperation, Kill: []string{"operation"}, Timed: true},
+		{Name: "restore.op_at_criu", Operation: "restore", Watch: "criu", Kill: []string{"operation"}},
 	},
 }
 
@@ -53,26 +54,29 @@ func TestLandsIn(t *testing.T) {
 	}
 }
 
-// Every window on an external point of a supervisor that declares the
-// operation's phases says where its kill must land: one phase, or for a
-// timed point one per delay, each instance then carrying its own. A map
-// that misses a delay, names one the family does not have, or is given to
-// a point that kills in one phase is refused, with file, line and field.
+// A window on an external point that kills at an event of the operation
+// (a role appears) says in which phase that lands: the loader refuses one
+// that does not, with file, line and field. A timed window lands wherever
+// the machine's speed puts its delay and need not, but may name a phase
+// per delay, each instance then carrying its own (or none). A phase for a
+// delay the family does not have, an undeclared phase, or a map given to
+// a point that kills in one phase is refused.
 func TestLandsInRequiredAndPerDelay(t *testing.T) {
-	_, err := loadPhased(t, "restore.op", "delays_ms: [50, 150]\n")
-	if err == nil || !strings.Contains(err.Error(), "windows/a.yaml:4: lands_in: restore.op is an external point, and a window on it must say where its kill lands (add lands_in: <phase> (one of prepare, criu_restoring), or one per delay like {50: prepare}") {
-		t.Errorf("an external window without lands_in: %v", err)
+	_, err := loadPhased(t, "restore.op_at_criu", "")
+	if err == nil || !strings.Contains(err.Error(), "windows/a.yaml:4: lands_in: restore.op_at_criu kills at an event of the operation, and a window on it must say in which phase that lands (add lands_in: <phase> (one of prepare, criu_restoring)") {
+		t.Errorf("an event window without lands_in: %v", err)
 	}
-	ws, err := loadPhased(t, "restore.op", "delays_ms: [50, 150]\nlands_in: {150: criu_restoring, 50: prepare}\n")
-	if err != nil || len(ws) != 2 || ws[0].Fault.LandsIn != "prepare" || ws[1].Fault.LandsIn != "criu_restoring" {
+	if ws, err := loadPhased(t, "restore.op", "delays_ms: [50]\n"); err != nil || ws[0].Fault.LandsIn != "" {
+		t.Errorf("a timed window without lands_in: %+v, %v", ws, err)
+	}
+	ws, err := loadPhased(t, "restore.op", "delays_ms: [50, 150, 300]\nlands_in: {150: criu_restoring, 50: prepare}\n")
+	if err != nil || len(ws) != 3 || ws[0].Fault.LandsIn != "prepare" || ws[1].Fault.LandsIn != "criu_restoring" || ws[2].Fault.LandsIn != "" {
 		t.Fatalf("lands_in per delay: %+v, %v", ws, err)
 	}
 	if !strings.Contains(ws[0].Source, "lands_in: {50: prepare, 150: criu_restoring}\n") {
 		t.Errorf("lands_in per delay is not in the canonical source, in delay order:\n%s", ws[0].Source)
 	}
 	for _, c := range []struct{ name, point, extra, want string }{
-		{"a delay without a phase", "restore.op", "delays_ms: [50, 150]\nlands_in: {50: prepare}\n",
-			"windows/a.yaml:6: lands_in: delay 150 ms has no phase (add 150: <phase>)"},
 		{"a phase for no delay", "restore.op", "delays_ms: [50]\nlands_in: {50: prepare, 80: prepare}\n",
 			"windows/a.yaml:6: lands_in.80: delay 80 ms is not in delays_ms"},
 		{"an undeclared phase per delay", "restore.op", "delays_ms: [50]\nlands_in: {50: nowhere}\n",
