@@ -66,17 +66,8 @@ func TestExpectationsAreLearned(t *testing.T) {
 // expected/) so expect writes beside a copy, not over the checked-in file.
 func copyTree(t *testing.T, from, to string) {
 	t.Helper()
+	copyYAML(t, from, to)
 	if err := os.MkdirAll(filepath.Join(to, "expected"), 0o755); err != nil {
 		t.Fatal(err)
-	}
-	yamls, _ := filepath.Glob(filepath.Join(from, "*.yaml"))
-	for _, y := range yamls {
-		b, err := os.ReadFile(y)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, filepath.Base(y)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
