@@ -209,3 +209,36 @@ func TestRowsVerbBrief(t *testing.T) {
 		}
 	}
 }
+
+// findings groups the failed criteria: two W4_30 rows with the same P1
+// leftover are one finding, seen in 2 of the 3 measured rows of that
+// window (the PASS of W3_30 is another window's); --format json prints it
+// as one line with its rows.
+func TestFindingsVerb(t *testing.T) {
+	path, _ := fixtureFile(t, t.TempDir(), "run.jsonl",
+		passIn("W3_30"),
+		replaytest.Input(replaytest.W4Survivor),
+		replaytest.Input(replaytest.W4Survivor),
+		passIn("W4_30"),
+	)
+	out, code, err := runVerb(t, "findings", path)
+	if code != 0 {
+		t.Fatalf("exit %d (%v)", code, err)
+	}
+	if !strings.Contains(out, "# Findings: 1, from 4 rows of ") || !strings.Contains(out, "| refsup | P1 |") || !strings.Contains(out, "| W4_30 | 2/3 |") {
+		t.Errorf("findings:\n%s", out)
+	}
+	out, code, _ = runVerb(t, "findings", "--format", "json", path)
+	var f struct {
+		ID       string   `json:"id"`
+		Seen     int      `json:"seen"`
+		Measured int      `json:"measured"`
+		Rows     []string `json:"rows"`
+	}
+	if lines := outLines(out); code != 0 || len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &f) != nil || f.Seen != 2 || f.Measured != 3 || len(f.Rows) != 2 {
+		t.Errorf("findings --format json (exit %d):\n%s", code, out)
+	}
+	if _, code, _ := runVerb(t, "findings", "--format", "xml", path); code != exitUsage {
+		t.Errorf("--format xml: exit %d, want %d", code, exitUsage)
+	}
+}

@@ -27,6 +27,7 @@ func verbs() map[string]verb {
 		"sign":      {"sign the seals of rows files with an SSH key (FILE.sig); replay and merge --signers verify them", runSign},
 		"seal":      {"seal a rows file's last session as unfinished after its harness died", runSeal},
 		"report":    {"render rows as Markdown or one self-contained HTML page", runReport},
+		"findings":  {"group the failed criteria of rows into distinct findings, each with its windows, k/N and rows", runFindings},
 		"soak":      {"run the selected windows N times; per-window pass rates", runSoak},
 		"merge":     {"check and summarise the rows files of a sharded soak (soak --shard) together", runMerge},
 		"explore":   {"map a timed window: kill at every delay of a range, bisect the boundaries between outcomes", runExplore},

@@ -38,6 +38,7 @@ var rule = map[string][]string{
 	"reports/review":                {"criteria", "internal/model", "internal/strictjson", "reports/rows"},
 	"reports/render":                {"criteria", "internal/model", "reports/review", "reports/rows"},
 	"reports/sigs":                  {"reports/rows"},
+	"reports/findings":              {"criteria", "internal/model", "reports/rows"},
 	"reports/replaytest":            {"criteria", "windows/definitions", "drivers/catalog", "internal/model", "internal/strictjson", "reports/rows", "snapshots"},
 	"windows/definitions":           {"internal/model"},
 	"windows/registration":          {"windows/definitions", "internal/gitcmd", "internal/model"},

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"faultwin/reports/findings"
+	"faultwin/reports/rows"
+)
+
+const findingsUsage = `usage: faultwin findings [--format md|json] [--supervisor NAME] FILE|DIR...
+
+Groups the failed criteria of the rows of the files given (a directory
+stands for its *.jsonl and *.jsonl.gz files) into distinct findings, the
+most often seen first. A finding is one signature: the supervisor, the
+criterion that was false, the class of its evidence (the supervisor's
+message, or the first line of evidence, with ids, numbers, run names and
+cgroup hierarchies taken out), the phase the kill landed in and the roles
+it killed. Its id is a hash of the signature, so the same finding in a
+later soak keeps it. Each finding lists its windows, k/N (the rows that
+showed it over the PASS and FAIL rows of those windows), the commits of
+the first and last rows that showed it, an example of its evidence as
+recorded, and the hashes of its rows (faultwin rows FILE | jq 'select(.hash
+== "...")' prints one).
+
+Exit status: 0 when the findings were printed (there may be none); 1 when
+a file does not read to its end or its chain is broken; 64 a usage error.
+`
+
+func runFindings(_ context.Context, stdout io.Writer, args []string) error {
+	fs := newFlags(stdout, "findings", findingsUsage)
+	format := fs.String("format", "md", "md (a table and each finding's rows) or json (one finding a line)")
+	sup := fs.String("supervisor", "", "only the findings about this supervisor (its driver's name)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if *format != "md" && *format != "json" {
+		return fs.usagef("--format %s: want md or json", *format)
+	}
+	paths, err := jsonlFiles("findings", fs.Args())
+	if err != nil {
+		return err
+	}
+	var all []rows.Row
+	for _, p := range paths {
+		c, err := rows.VerifyContents(p)
+		if err != nil {
+			return fmt.Errorf("findings: %s: %w (faultwin replay names the problem)", p, err)
+		}
+		all = append(all, c.Rows...)
+	}
+	var fs2 []findings.Finding
+	for _, f := range findings.Group(all) {
+		if *sup == "" || f.Supervisor == *sup {
+			fs2 = append(fs2, f)
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		for _, f := range fs2 {
+			if err := enc.Encode(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "# Findings: %d, from %d rows of %s\n\n", len(fs2), countRows(all), strings.Join(paths, ", "))
+	fmt.Fprintln(stdout, "| id | supervisor | criterion | landed in | killed | evidence | windows | k/N | first .. last |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|")
+	for _, f := range fs2 {
+		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s .. %s |\n", f.ID, f.Supervisor, f.Criterion,
+			orDash(f.Phase), f.Killed, cell(f.Evidence), strings.Join(f.Windows, " "), f.Seen, f.Measured, short(f.First.Commit), short(f.Last.Commit))
+	}
+	for _, f := range fs2 {
+		fmt.Fprintf(stdout, "\n## %s: %s %s in %s\n\n- example: %s\n- rows: %s\n", f.ID, f.Supervisor, f.Criterion, strings.Join(f.Windows, ", "),
+			f.Example, strings.Join(f.Rows, " "))
+	}
+	return nil
+}
+
+func countRows(rs []rows.Row) int {
+	n := 0
+	for _, r := range rs {
+		if r.Window.ID != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cell makes s safe in a Markdown table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+func short(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return orDash(c)
+}

@@ -1,0 +1,189 @@
+// Package findings groups the failed criteria of recorded rows into
+// distinct findings about a supervisor: one bug is seen in many windows
+// (podman's "already exists" loss in a dozen restore windows), and a
+// maintainer wants it once, with where it was seen, how often, and the
+// rows that show it. It is pure: it reads rows, never the host.
+package findings
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"faultwin/criteria"
+	"faultwin/internal/model"
+	"faultwin/reports/rows"
+)
+
+// Signature is what makes two failures one finding: the supervisor, the
+// criterion that was false, the class of its evidence (a kind of leftover,
+// a supervisor's message with its ids and numbers taken out, a kind of
+// damage), the phase the kill landed in and the roles it killed.
+type Signature struct {
+	Supervisor string `json:"supervisor"`
+	Criterion  string `json:"criterion"`
+	Evidence   string `json:"evidence"`
+	Phase      string `json:"phase,omitempty"`
+	Killed     string `json:"killed"`
+}
+
+// ID is the signature's stable name: the same signature in a later soak
+// is the same finding.
+func (s Signature) ID() string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{s.Supervisor, s.Criterion, s.Evidence, s.Phase, s.Killed}, "\x00")))
+	return "F" + hex.EncodeToString(sum[:])[:8]
+}
+
+// Finding is one signature over the rows given.
+type Finding struct {
+	ID string `json:"id"`
+	Signature
+	Windows []string `json:"windows"`
+	// Seen rows showed it; Measured rows (PASS or FAIL) of its windows
+	// could have: k/N.
+	Seen     int `json:"seen"`
+	Measured int `json:"measured"`
+	// First and Last are the commits of the earliest and latest rows
+	// that showed it, by the time each ran.
+	First   Seen     `json:"first"`
+	Last    Seen     `json:"last"`
+	Example string   `json:"example"` // the first row's evidence, as recorded
+	Rows    []string `json:"rows"`    // the hashes of the rows that show it
+}
+
+// Seen is one row's commit and when it ran.
+type Seen struct {
+	Commit string    `json:"commit"`
+	At     time.Time `json:"at"`
+}
+
+// Group returns the findings of rs, the most often seen first (then by
+// supervisor, criterion and id). A row that did not FAIL shows none; it
+// counts in Measured when it PASSed.
+func Group(rs []rows.Row) []Finding {
+	by := map[string]*Finding{}
+	measured := map[string]int{}
+	for _, r := range rs {
+		if r.Window.ID == "" {
+			continue // a seal
+		}
+		if r.Status == model.StatusPass || r.Status == model.StatusFail {
+			measured[r.Window.ID]++
+		}
+		if r.Status != model.StatusFail {
+			continue
+		}
+		var results []criteria.Result
+		if json.Unmarshal(r.Criteria, &results) != nil {
+			continue
+		}
+		phase, killed := where(r)
+		for _, res := range results {
+			if !res.Judged || res.Pass {
+				continue
+			}
+			sig := Signature{Supervisor: r.Driver, Criterion: res.ID, Evidence: Class(res), Phase: phase, Killed: killed}
+			id := sig.ID()
+			f := by[id]
+			if f == nil {
+				f = &Finding{ID: id, Signature: sig, Example: example(res)}
+				by[id] = f
+			}
+			f.Seen++
+			f.Rows = append(f.Rows, r.Hash)
+			if !slices.Contains(f.Windows, r.Window.ID) {
+				f.Windows = append(f.Windows, r.Window.ID)
+			}
+			at := Seen{Commit: r.Run.Commit, At: r.Run.Started}
+			if f.First.At.IsZero() || at.At.Before(f.First.At) {
+				f.First = at
+			}
+			if at.At.After(f.Last.At) {
+				f.Last = at
+			}
+		}
+	}
+	out := make([]Finding, 0, len(by))
+	for _, f := range by {
+		slices.SortFunc(f.Windows, model.CompareIDs)
+		for _, w := range f.Windows {
+			f.Measured += measured[w]
+		}
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b Finding) int {
+		if a.Seen != b.Seen {
+			return b.Seen - a.Seen
+		}
+		return strings.Compare(a.Supervisor+a.Criterion+a.ID, b.Supervisor+b.Criterion+b.ID)
+	})
+	return out
+}
+
+// where reads the phase the kill landed in and the roles it killed.
+func where(r rows.Row) (phase, killed string) {
+	var in struct {
+		Death model.Death `json:"death"`
+	}
+	_ = json.Unmarshal(r.Input, &in)
+	if l := in.Death.Landing; l != nil {
+		phase = l.Phase
+	}
+	var roles []string
+	for _, v := range in.Death.Victims {
+		if !slices.Contains(roles, v.Role) {
+			roles = append(roles, v.Role)
+		}
+	}
+	if len(roles) == 0 {
+		roles = []string{"supervisor"}
+	}
+	return phase, strings.Join(roles, "+")
+}
+
+// example is a result's first line of evidence as recorded, or its summary.
+func example(res criteria.Result) string {
+	if len(res.Evidence) > 0 {
+		return res.Evidence[0]
+	}
+	return res.Summary
+}
+
+// Class is the class of a false result's evidence: for a supervisor that
+// answered with a message (U1's "the supervisor said: ..."), the message;
+// otherwise the first line of evidence; with what differs from run to
+// run taken out (ids, numbers, run names, cgroup hierarchies, the
+// snapshots a leftover was seen in), so one bug seen twice is one class.
+func Class(res criteria.Result) string {
+	line := example(res)
+	if _, said, ok := strings.Cut(line, "the supervisor said: "); ok {
+		line = "said: " + said
+	}
+	return Normalise(line)
+}
+
+var (
+	snapshotsSeen = regexp.MustCompile(` \(in [a-z_0-9, ]+\)$`)
+	uuid          = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	hexID         = regexp.MustCompile(`\b[0-9a-f]{12,}\b`)
+	runName       = regexp.MustCompile(`\br[0-9a-f]{8,}\b`)
+	hierarchy     = regexp.MustCompile(`/sys/fs/cgroup/[a-z_,]+/`)
+	number        = regexp.MustCompile(`\b\d+(\.\d+)?\b`)
+	spaces        = regexp.MustCompile(`\s+`)
+)
+
+// Normalise takes out of an evidence line what differs between two runs
+// of one bug.
+func Normalise(s string) string {
+	s = snapshotsSeen.ReplaceAllString(strings.TrimSpace(s), "")
+	s = uuid.ReplaceAllString(s, "<id>")
+	s = hexID.ReplaceAllString(s, "<id>")
+	s = runName.ReplaceAllString(s, "<run>")
+	s = hierarchy.ReplaceAllString(s, "/sys/fs/cgroup/*/")
+	s = number.ReplaceAllString(s, "N")
+	return spaces.ReplaceAllString(s, " ")
+}

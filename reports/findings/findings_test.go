@@ -1,0 +1,80 @@
+package findings
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"faultwin/criteria"
+	"faultwin/reports/rows"
+)
+
+func TestNormalise(t *testing.T) {
+	for in, want := range map[string]string{
+		"cgroup /sys/fs/cgroup/blkio/faultwin/rb8ec52a5/libpod-20469feb1087c9b4de83b77d5b59d998c41b3e6ecf7e96e8a9abe073ce346cfe of the run (in after_sweep, after_sweep2)": "cgroup /sys/fs/cgroup/*/faultwin/<run>/libpod-<id> of the run",
+		"fw1 before: boot 3d4f5f4d-d6c3-491c-b423-5a6dbf5ec705, counter 1":                                                                                                 "fw1 before: boot <id>, counter N",
+		"pid 4157 (start 99812) podman   waits": "pid N (start N) podman waits",
+	} {
+		if got := Normalise(in); got != want {
+			t.Errorf("Normalise(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+	// A loss with a message: the message is the class, whatever the
+	// workload's identity read.
+	a := Class(criteria.Result{ID: "U1", Evidence: []string{"fw1 does not run on: boot 1; the supervisor said: container restore fw1 failed (exit 125): Error: runc: container with given ID already exists"}})
+	b := Class(criteria.Result{ID: "U1", Evidence: []string{"fw1 does not run on: boot 2; the supervisor said: container restore fw1 failed (exit 125): Error: runc: container with given ID already exists"}})
+	if a != b || !strings.HasPrefix(a, "said: container restore fw1 failed (exit N)") {
+		t.Errorf("one message, two classes: %q, %q", a, b)
+	}
+}
+
+// On a checked-in soak: podman's leftover libpod cgroups are one finding
+// per landing phase and role killed, over every window that showed them;
+// each finding's rows are rows of the file, counted k of the measured N of
+// its windows; the ids do not depend on the order of the rows.
+func TestGroupOnASoak(t *testing.T) {
+	const file = "../../results/podman/soak-10-f3c092a.jsonl.gz"
+	c, err := rows.VerifyContents(file)
+	if err != nil {
+		t.Fatalf("%s: %v (the checked-in soak this test reads)", file, err)
+	}
+	fs := Group(c.Rows)
+	if len(fs) == 0 {
+		t.Fatal("no finding in a soak with FAIL rows")
+	}
+	hashes := map[string]bool{}
+	for _, r := range c.Rows {
+		hashes[r.Hash] = true
+	}
+	var cgroups *Finding
+	for i, f := range fs {
+		if f.Seen > f.Measured || f.Seen != len(f.Rows) || len(f.Windows) == 0 {
+			t.Errorf("%s: seen %d of %d, %d rows, windows %v", f.ID, f.Seen, f.Measured, len(f.Rows), f.Windows)
+		}
+		for _, h := range f.Rows {
+			if !hashes[h] {
+				t.Errorf("%s names row %s, which the file does not hold", f.ID, h)
+			}
+		}
+		if f.Criterion == "P3" && f.Phase == "prepare" && strings.Contains(f.Evidence, "libpod-<id>") {
+			cgroups = &fs[i]
+		}
+	}
+	if cgroups == nil || len(cgroups.Windows) < 5 {
+		t.Fatalf("the libpod cgroups left in prepare are not one finding over many windows: %+v", cgroups)
+	}
+	rev := slices.Clone(c.Rows)
+	slices.Reverse(rev)
+	again := Group(rev)
+	ids := func(fs []Finding) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(ids(fs), ids(again)) {
+		t.Error("the finding ids depend on the order of the rows")
+	}
+}
