@@ -40,6 +40,13 @@ type Driver interface {
 	Close() error
 }
 
+// Versioned is a driver that says which versions of its supervisor's
+// components it drives, for the row (a finding must say what it was seen
+// on).
+type Versioned interface {
+	Versions(ctx context.Context) map[string]string
+}
+
 // Recoverer is a driver whose supervisor can be restarted on its dead run's
 // state, as recovery windows (operations hibernate and save) need. The
 // runner calls Sessions and Identity before the trigger; after the death,

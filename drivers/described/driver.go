@@ -491,3 +491,7 @@ func (l *limitedBuffer) String() string {
 	}
 	return string(l.b)
 }
+
+// Versions implements drivers.Versioned: what the description's commands
+// print as their version, read once per process.
+func (d *Driver) Versions(ctx context.Context) map[string]string { return d.desc.Versions(ctx) }

@@ -45,6 +45,11 @@ func Facts() snapshots.Host {
 	} else {
 		miss("criu version", err)
 	}
+	if d, err := distro("/etc/os-release"); err == nil {
+		h.Distro = d
+	} else {
+		miss("distribution", err)
+	}
 	if b, err := os.ReadFile("/proc/meminfo"); err != nil {
 		miss("memory", err)
 	} else if m, err := parseMemTotal(string(b)); err != nil {
@@ -178,4 +183,19 @@ func unameRelease() (string, error) {
 		return "", err
 	}
 	return unix.ByteSliceToString(u.Release[:]), nil
+}
+
+// distro reads PRETTY_NAME from an os-release file.
+// Equivalent to: . /etc/os-release; echo "$PRETTY_NAME".
+func distro(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`), nil
+		}
+	}
+	return "", fmt.Errorf("%s has no PRETTY_NAME", path)
 }

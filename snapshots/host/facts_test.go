@@ -109,3 +109,19 @@ func TestVersionAtLeast(t *testing.T) {
 		t.Error("4.x accepted")
 	}
 }
+
+func TestDistro(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "os-release")
+	if err := os.WriteFile(p, []byte("NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := distro(p); err != nil || d != "Debian GNU/Linux 12 (bookworm)" {
+		t.Errorf("distro: %q, %v", d, err)
+	}
+	if err := os.WriteFile(p, []byte("ID=x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := distro(p); err == nil {
+		t.Error("no PRETTY_NAME, no error")
+	}
+}

@@ -281,6 +281,9 @@ func (x *attempt) openDriver() bool {
 		return false
 	}
 	x.d, x.o.Driver = d, d.Name()
+	if v, ok := d.(drivers.Versioned); ok {
+		x.o.Host.Versions = v.Versions(x.ctx)
+	}
 	return true
 }
 
