@@ -21,6 +21,11 @@ openbox), then what each driver's supervisor needs: a described
 supervisor's requires: list (podman's in
 drivers/described/supervisors/podman.yaml).
 
+It needs root and changes the host while it probes (it mounts a tmpfs and
+an overlay, makes a network namespace, a veth and an nft table, and runs
+criu check), undoing each change. To check a description or window files
+alone, without root and without touching the host: faultwin lint.
+
 Exit status: 0 when every required prerequisite is there, 1 when one is
 missing, 64 a usage error.
 `

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"faultwin/drivers/catalog"
 	"faultwin/drivers/reclaim"
 	"faultwin/internal/model"
 	"faultwin/snapshots"
@@ -23,10 +24,12 @@ a window's preflight applies: processes, mounts, cgroups, links, nftables
 tables, X11 sockets and CRIU files of any run under the state root or
 tagged as a run's, and what the described supervisors make under
 host-global names. Lists every leftover and how to clean it (faultwin
-sweep).
+sweep). A supervisor description that does not load (FAULTWIN_SUPERVISORS)
+is refused: what it claims could not be seen (faultwin lint names each
+problem).
 
-Exit status: 0 clean, 1 not clean (or the host state cannot be read), 64 a
-usage error.
+Exit status: 0 clean, 1 not clean (or the host state cannot be read, or a
+description does not load), 64 a usage error.
 `
 
 func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
@@ -37,6 +40,10 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	if err := fs.noArgs(); err != nil {
 		return err
+	}
+	if err := catalog.Err(); err != nil {
+		fmt.Fprintln(stdout, err)
+		return statusExit{exitFail, "hostcheck: a supervisor description does not load, so what it leaves could not be seen: correct it (faultwin lint FILE names each problem)"}
 	}
 	roots := runner.AllRoots(snapshots.DefaultRoots(*root))
 	j, err := reclaim.Judge(ctx, "hostcheck", roots)

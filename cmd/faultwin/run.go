@@ -20,6 +20,7 @@ type verb struct {
 func verbs() map[string]verb {
 	return map[string]verb{
 		"doctor":    {"check this host's prerequisites, one line each", runDoctor},
+		"lint":      {"check descriptions, window definitions and learned outcomes without root or the host", runLint},
 		"run":       {"run the windows of one directory (default windows/refsup/*.yaml), one row each", runWindows},
 		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
 		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},

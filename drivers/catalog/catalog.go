@@ -193,3 +193,17 @@ func HostChecks(ctx context.Context, path string) []drivers.Prerequisite {
 	}
 	return out
 }
+
+// EnvDirs is the variable naming a user's description files and dirs.
+const EnvDirs = described.EnvDirs
+
+// ParseDescription reads one description as the catalog would register it
+// (faultwin lint checks a user's before it is installed): its driver's
+// published spec, or every problem of the file.
+func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
+	d, err := described.Parse(file, data)
+	if err != nil {
+		return model.DriverSpec{}, err
+	}
+	return d.Spec(), nil
+}

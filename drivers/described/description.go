@@ -201,14 +201,40 @@ func Parse(file string, data []byte) (*Description, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var d Description
+	var typeErrs []error
 	if err := dec.Decode(&d); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(file, data, err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, yamlError(file, data, err)
+		}
+		// The values of the right type are decoded all the same: the
+		// meaning of the rest is checked too, so a user sees every
+		// problem of the file at once.
+		typeErrs = typeErrors(file, root.Content[0], te)
 	}
 	d.File = file
 	c := &checker{file: file, root: root.Content[0]}
 	c.check(&d)
-	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
+	errs := typeErrs
+	for _, e := range c.errs {
+		// A value that did not decode is zero to the checker: its type
+		// error says what is wrong with it, and a check of it or of a
+		// field held to it ("give 100..timeout_ms (0)") would not.
+		var de *Error
+		if errors.As(e, &de) && slices.ContainsFunc(typeErrs, func(t error) bool {
+			var te *Error
+			if !errors.As(t, &te) {
+				return false
+			}
+			name := te.Field[strings.LastIndexAny(te.Field, ".]")+1:]
+			return te.Line == de.Line || strings.Contains(de.Problem, name)
+		}) {
+			continue
+		}
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return &d, nil
 }
@@ -227,6 +253,14 @@ func yamlError(file string, data []byte, err error) error {
 		}
 		return &Error{File: file, Line: line, Field: "yaml", Problem: msg}
 	}
+	return errors.Join(typeErrors(file, nil, te)...)
+}
+
+// typeErrors are yaml.v3's type errors, each named by the field path as
+// the user wrote it ("operations.stop.timeout_ms"), found at its line in
+// root, and said in the user's words: the YAML value and what the field
+// takes, not the Go type it is decoded into.
+func typeErrors(file string, root *yaml.Node, te *yaml.TypeError) []error {
 	var errs []error
 	for _, m := range te.Errors {
 		line := 1
@@ -238,10 +272,82 @@ func yamlError(file string, data []byte, err error) error {
 		if f, ok := strings.CutPrefix(rest, "field "); ok {
 			name, _, _ := strings.Cut(f, " ")
 			field, rest = name, "unknown field"
+		} else {
+			if p := fieldAt(root, line); p != "" {
+				field = p
+			}
+			rest = plainType(rest)
 		}
 		errs = append(errs, &Error{File: file, Line: line, Field: field, Problem: rest})
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+var unmarshalInto = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+
+// plainType says "cannot unmarshal !!str `30s` into int" as "`30s` is a
+// string, and this field takes a whole number".
+func plainType(msg string) string {
+	m := unmarshalInto.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	kinds := map[string]string{"str": "a string", "int": "a whole number", "bool": "true or false", "float": "a number",
+		"seq": "a list", "map": "a mapping", "null": "empty"}
+	goKind := m[3]
+	want := "a value of another kind"
+	switch {
+	case strings.HasPrefix(goKind, "[]"):
+		want = "a list"
+	case strings.HasPrefix(goKind, "map["):
+		want = "a mapping"
+	case strings.Contains(goKind, "int"):
+		want = "a whole number"
+	case goKind == "bool":
+		want = "true or false"
+	case goKind == "string":
+		want = "a string"
+	case strings.Contains(goKind, "float"):
+		want = "a number"
+	case strings.Contains(goKind, "."):
+		want = "a mapping"
+	}
+	got := kinds[m[1]]
+	if got == "" {
+		got = "!!" + m[1]
+	}
+	return fmt.Sprintf("`%s` is %s, and this field takes %s", m[2], got, want)
+}
+
+// fieldAt is the dotted path ("operations.stop.needs.cold", "roles.criu.comm[0]")
+// of the deepest value that starts at line, "" when none does.
+func fieldAt(root *yaml.Node, line int) string {
+	best, depth := "", -1
+	var walk func(n *yaml.Node, path string, d int)
+	walk = func(n *yaml.Node, path string, d int) {
+		if n == nil {
+			return
+		}
+		if n.Line == line && path != "" && d > depth {
+			best, depth = path, d
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p := n.Content[i].Value
+				if path != "" {
+					p = path + "." + p
+				}
+				walk(n.Content[i+1], p, d+1)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i), d+1)
+			}
+		}
+	}
+	walk(root, "", 0)
+	return best
 }
 
 // checker validates values and finds the line of each field.

@@ -1,6 +1,7 @@
 package described
 
 import (
+	"gopkg.in/yaml.v3"
 	"os"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestDescriptionErrors(t *testing.T) {
 	}{
 		{"unknown field", "timeout_ms: 1000", "timeout_ms: 1000\ntimeout: 5", "demo.yaml:4: timeout: unknown field"},
 		{"bad timeout", "timeout_ms: 1000", "timeout_ms: 5", "demo.yaml:3: timeout_ms: 5: give 100..600000 ms"},
-		{"wrong type", "timeout_ms: 1000", "timeout_ms: soon", "demo.yaml:3: value: cannot unmarshal !!str `soon`"},
+		{"wrong type", "timeout_ms: 1000", "timeout_ms: soon", "demo.yaml:3: timeout_ms: `soon` is a string, and this field takes a whole number"},
 		{"unknown placeholder", `"{state}"]`, `"{stat}"]`, "demo.yaml:4: base[2]: unknown placeholder {stat}"},
 		{"base inside base", `"{state}"]`, `"{base}"]`, "demo.yaml:4: base[2]: {base} stands alone"},
 		{"unknown role", "watch: helper", "watch: helpr", "demo.yaml:18: points[0].watch: \"helpr\" is not a role"},
@@ -134,5 +135,46 @@ func TestYAMLErrorWithoutALine(t *testing.T) {
 	_, err := Parse("demo.yaml", []byte("name: demo\nsweep: \"x\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), "demo.yaml:2: yaml: found unexpected end of stream") {
 		t.Fatalf("got %v, want demo.yaml:2: yaml: found unexpected end of stream", err)
+	}
+}
+
+// A file with a value of the wrong type and a meaning error elsewhere gets
+// both at once, each named by its field path as written; nothing derived
+// from the value that did not decode is added.
+func TestTypeAndMeaningErrorsTogether(t *testing.T) {
+	src := strings.Replace(strings.Replace(minimal, "timeout_ms: 1000", "timeout_ms: 30s", 1), "watch: helper", "watch: helpr", 1)
+	_, err := Parse("demo.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{"demo.yaml:3: timeout_ms: `30s` is a string, and this field takes a whole number",
+		`demo.yaml:18: points[0].watch: "helpr" is not a role`}
+	if len(lines) != len(want) {
+		t.Fatalf("errors:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("error %d: %q, want %q", i, lines[i], want[i])
+		}
+	}
+}
+
+func TestFieldAtAndPlainType(t *testing.T) {
+	src := "a: 1\nops:\n  stop:\n    needs: {cold: x}\nlist:\n  - one\n  - two\n"
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &root); err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[int]string{1: "a", 4: "ops.stop.needs.cold", 7: "list[1]", 9: ""} {
+		if got := fieldAt(root.Content[0], line); got != want {
+			t.Errorf("line %d: %q, want %q", line, got, want)
+		}
+	}
+	if got := plainType("cannot unmarshal !!seq into string"); got != "cannot unmarshal !!seq into string" {
+		t.Errorf("an unknown form changed: %q", got)
+	}
+	if got := plainType("cannot unmarshal !!map `{a: 1}` into []string"); got != "`{a: 1}` is a mapping, and this field takes a list" {
+		t.Errorf("%q", got)
 	}
 }

@@ -98,7 +98,19 @@ func ReadExpectations(file string) (Expectations, error) {
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&e); err != nil {
-		return Expectations{}, fmt.Errorf("%s: %w", file, err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return Expectations{}, fmt.Errorf("%s: %w", file, err)
+		}
+		var errs []error
+		for _, m := range te.Errors {
+			line, rest := 1, m
+			if _, e := fmt.Sscanf(m, "line %d:", &line); e == nil {
+				_, rest, _ = strings.Cut(m, ": ")
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s (faultwin expect writes this file: learn it again from the suite's soaks)", file, line, rest))
+		}
+		return Expectations{}, errors.Join(errs...)
 	}
 	for _, id := range slices.Sorted(maps.Keys(e.Windows)) {
 		s := e.Windows[id]

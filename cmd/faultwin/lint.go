@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"faultwin/drivers/catalog"
+	"faultwin/internal/model"
+	"faultwin/windows/definitions"
+	"faultwin/windows/expected"
+)
+
+const lintUsage = `usage: faultwin lint [FILE|DIR...]
+
+Checks supervisor descriptions, window definitions and learned expected
+outcomes without root and without touching the host: it reads files and
+nothing else. Every problem of every file is printed, one a line, as
+FILE:LINE: FIELD: PROBLEM (what to do): a value of the wrong type and the
+meaning of the rest of its file together, the field named as it is
+written (operations.stop.timeout_ms).
+
+With no argument it checks the repository's own: the descriptions under
+drivers/described/supervisors and the windows under windows/. A directory
+stands for the *.yaml files below it; a file or directory named
+supervisors, or a file whose top level has roles:, is a description; a
+file under expected/ is a suite's learned outcomes; any other is window
+definitions, checked against every supervisor the catalog knows and every
+description given here (so a new supervisor and its windows are checked
+together before either is installed).
+
+Exit status: 0 no problem, 1 a problem, 64 a usage error (a path that does
+not exist, no YAML file).
+`
+
+func runLint(_ context.Context, stdout io.Writer, args []string) error {
+	fs0 := newFlags(stdout, "lint", lintUsage)
+	if err := fs0.parse(args); err != nil {
+		return err
+	}
+	paths := fs0.Args()
+	if len(paths) == 0 {
+		paths = []string{"drivers/described/supervisors", "windows"}
+	}
+	files, err := yamlFiles(paths)
+	if err != nil {
+		return fs0.usagef("%v", err)
+	}
+	var descs, windows, outcomes []string
+	for _, f := range files {
+		switch kind(f) {
+		case "description":
+			descs = append(descs, f)
+		case "outcomes":
+			outcomes = append(outcomes, f)
+		default:
+			windows = append(windows, f)
+		}
+	}
+	var problems []error
+	specs := map[string]model.DriverSpec{}
+	for _, s := range catalog.Specs() {
+		specs[s.Name] = s
+	}
+	for _, f := range descs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		spec, err := catalog.ParseDescription(f, b)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		specs[spec.Name] = spec
+	}
+	all := make([]model.DriverSpec, 0, len(specs))
+	for _, n := range slices.Sorted(maps.Keys(specs)) {
+		all = append(all, specs[n])
+	}
+	for _, f := range windows {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			_, err = definitions.ParseFile(f, b, all)
+		}
+		if err != nil {
+			problems = append(problems, err)
+		}
+	}
+	for _, f := range outcomes {
+		if _, err := expected.ReadExpectations(f); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	n := 0
+	for _, p := range problems {
+		for _, l := range strings.Split(p.Error(), "\n") {
+			fmt.Fprintln(stdout, l)
+			n++
+		}
+	}
+	if n > 0 {
+		return statusExit{exitFail, fmt.Sprintf("lint: %d problems in %d files (%d descriptions, %d window files, %d outcomes files)", n, len(files), len(descs), len(windows), len(outcomes))}
+	}
+	fmt.Fprintf(stdout, "lint: %d files, no problem (%d descriptions, %d window files, %d outcomes files)\n", len(files), len(descs), len(windows), len(outcomes))
+	return nil
+}
+
+// kind tells a description, a suite's learned outcomes and window
+// definitions apart.
+func kind(path string) string {
+	if strings.Contains(filepath.ToSlash(path), "/supervisors/") || filepath.Base(filepath.Dir(path)) == "supervisors" {
+		return "description"
+	}
+	if filepath.Base(filepath.Dir(path)) == "expected" {
+		return "outcomes"
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "roles:") {
+				return "description"
+			}
+		}
+	}
+	return "windows"
+}
+
+// yamlFiles lists the *.yaml files of paths: a file as given, a directory
+// the files below it, in name order.
+func yamlFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		n := len(out)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "testdata" && path != p {
+				return filepath.SkipDir // test inputs, broken on purpose
+			}
+			if !d.IsDir() && strings.HasSuffix(path, definitions.Ext) {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == n {
+			return nil, errors.New(p + ": no *.yaml file below it")
+		}
+	}
+	return out, nil
+}

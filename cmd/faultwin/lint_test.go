@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"faultwin/drivers/catalog"
+)
+
+// lint reads files only: every shipped description, window file and
+// learned outcomes file passes it.
+func TestLintShippedFiles(t *testing.T) {
+	out, code, err := runVerb(t, "lint", "../../drivers/described/supervisors", "../../windows")
+	if code != 0 || !strings.Contains(out, "no problem") {
+		t.Fatalf("exit %d (%v):\n%s", code, err, out)
+	}
+}
+
+// On a corpus broken on purpose: every problem of every file at once,
+// each as FILE:LINE: FIELD: PROBLEM; a value of the wrong type and the
+// meaning of the rest of its description together; a window on a
+// description given beside it (not installed) checked against it.
+func TestLintBrokenCorpus(t *testing.T) {
+	out, code, err := runVerb(t, "lint", "testdata/lint")
+	if code != exitFail || err == nil || !strings.Contains(err.Error(), "lint: 5 problems in 4 files") {
+		t.Fatalf("exit %d (%v):\n%s", code, err, out)
+	}
+	located := regexp.MustCompile(`^testdata/lint/\S+\.yaml:[1-9]\d*: \S+`)
+	var lines []string
+	for _, l := range outLines(out) {
+		if !located.MatchString(l) {
+			t.Errorf("a problem without file, line and field: %q", l)
+		}
+		lines = append(lines, l)
+	}
+	for _, want := range []string{
+		"testdata/lint/supervisors/broken.yaml:4: timeout_ms: `30s` is a string, and this field takes a whole number",
+		`testdata/lint/supervisors/broken.yaml:22: points[0].watch: "helpr" is not a role`,
+		"testdata/lint/windows/demo.yaml:5: lands_in: stop.helper kills at an event of the operation",
+		"testdata/lint/windows/demo.yaml:15: colour: unknown field",
+		"testdata/lint/windows/expected/outcomes.yaml:2: cannot unmarshal !!seq",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lint does not say %q:\n%s", want, strings.Join(lines, "\n"))
+		}
+	}
+	if _, code, _ := runVerb(t, "lint", "testdata/no-such-dir"); code != exitUsage {
+		t.Errorf("a missing path: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// hostcheck refuses a user's description that does not load instead of
+// judging the host without what it claims (the catalog loads once per
+// process, so the check runs in a child with FAULTWIN_SUPERVISORS set).
+func TestHostcheckRefusesABrokenDescription(t *testing.T) {
+	if os.Getenv("FAULTWIN_TEST_CHILD") == "hostcheck" {
+		out, code, _ := runVerb(t, "hostcheck", "--state-root", t.TempDir())
+		fmt.Printf("CODE %d\n%s", code, out)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostcheckRefusesABrokenDescription$", "-test.v")
+	cmd.Env = append(os.Environ(), "FAULTWIN_TEST_CHILD=hostcheck", catalog.EnvDirs+"=testdata/lint/supervisors/broken.yaml")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "CODE 1\n") || !strings.Contains(string(out), "broken.yaml:4: timeout_ms: `30s` is a string") {
+		t.Errorf("hostcheck with a broken description:\n%s", out)
+	}
+}
