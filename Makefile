@@ -192,7 +192,7 @@ run: deps build
 
 ## replay: re-judge every checked-in row without root; fails on any difference or broken chain
 replay: build
-	$(FAULTWIN) replay $$(find results -name '*.jsonl' -o -name '*.jsonl.gz' | sort)
+	$(FAULTWIN) replay results/
 
 ## report: Markdown and self-contained HTML of every rows file under results/ (any subdirectory,
 ## found when it runs; results/logs/ is not rows) into out/, grouped by supervisor; the mutants'

@@ -12,20 +12,28 @@ import (
 // The exit codes every verb shares. A verb's own usage says which of them
 // it uses and when.
 const (
-	exitFail    = 1  // a FAIL, or a check the verb makes failed
-	exitInvalid = 2  // INVALID and no FAIL or ERROR: not measurements
-	exitError   = 3  // an ERROR: the harness broke
-	exitUsage   = 64 // the command line cannot be run as given (EX_USAGE)
+	exitFail    = 1 // a FAIL, or a check the verb makes failed
+	exitInvalid = 2 // INVALID and no FAIL or ERROR: not measurements
+	exitError   = 3 // an ERROR: the harness broke
+	// exitUnverified: the evidence does not verify (a chain, a seal, a
+	// signature, a row that does not re-judge, a file that does not read
+	// to its end): no verdict read from it stands.
+	exitUnverified = 4
+	exitUsage      = 64 // the command line cannot be run as given (EX_USAGE)
 )
 
 // exitCodesText is the exit-code table of `faultwin -h`.
 const exitCodesText = `Exit status (every verb):
   0   success; for verbs that run or read rows: every row PASS
-  1   a FAIL; or a check the verb makes failed (a chain, a seal, a row that
-      does not re-judge, a missing prerequisite, an unclean host, a refused
-      seal, compact or sign, a signature rejected by replay or merge)
+  1   a FAIL; or a check the verb makes failed (a missing prerequisite, an
+      unclean host, a refused seal, compact or sign, mixed provenance, a
+      lint problem)
   2   INVALID (not a measurement), and no FAIL or ERROR
   3   an ERROR: the harness broke
+  4   the evidence does not verify (replay, report, merge, soak --summary,
+      rows): a broken chain, a missing seal, a rejected signature, a row
+      that does not re-judge as recorded, a file that does not read to its
+      end; no verdict read from it stands
   64  a usage error: no verb, an unknown verb or flag, a bad flag value, a
       missing or extra argument, or an argument that names no evidence (a
       rows file or directory that does not exist or holds no rows)
@@ -78,6 +86,7 @@ type verbFlags struct {
 	verb  string
 	usage string // synopsis and what the verb does; the flags follow
 	out   io.Writer
+	pos   []string // the positional arguments, once parsed
 }
 
 // newFlags returns the flag set of verb. usage starts with the verb's
@@ -104,16 +113,51 @@ func (f *verbFlags) printUsage() {
 
 // parse parses args: errHelpShown after printing the usage for -h or
 // --help, a usage error for an unknown flag or a bad value.
+// parse parses args with flags anywhere on the line (replay results/
+// --signers F as replay --signers F results/): the standard parser stops at
+// the first argument that is not a flag, so parsing goes on after each. An
+// argument "--" ends the flags; what follows it is positional whatever it
+// looks like.
 func (f *verbFlags) parse(args []string) error {
-	err := f.Parse(args)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, flag.ErrHelp):
-		f.printUsage()
-		return errHelpShown
+	tail := []string(nil)
+	for i, a := range args {
+		if a == "--" {
+			args, tail = args[:i], args[i+1:]
+			break
+		}
 	}
-	return f.usagef("%v", err)
+	f.pos = nil
+	for {
+		err := f.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			f.printUsage()
+			return errHelpShown
+		case err != nil:
+			return f.usagef("%v", err)
+		}
+		rest := f.FlagSet.Args()
+		if len(rest) == 0 {
+			break
+		}
+		f.pos, args = append(f.pos, rest[0]), rest[1:]
+	}
+	f.pos = append(f.pos, tail...)
+	return nil
+}
+
+// Args are the positional arguments, wherever they stood among the flags.
+func (f *verbFlags) Args() []string { return f.pos }
+
+// NArg is the number of positional arguments.
+func (f *verbFlags) NArg() int { return len(f.pos) }
+
+// Arg is the i'th positional argument, "" when there is none.
+func (f *verbFlags) Arg(i int) string {
+	if i < 0 || i >= len(f.pos) {
+		return ""
+	}
+	return f.pos[i]
 }
 
 // usagef returns a usage error of this verb.

@@ -29,7 +29,7 @@ func TestEveryVerbHelp(t *testing.T) {
 			if lines := strings.Count(strings.TrimSpace(out), "\n"); lines < 5 {
 				t.Errorf("%v: %d lines of usage:\n%s", args, lines+1, out)
 			}
-			if name != "replay" && name != "compact" && !regexp.MustCompile(`(?m)^Flags:\n  -`).MatchString(out) {
+			if name != "replay" && name != "compact" && name != "lint" && !regexp.MustCompile(`(?m)^Flags:\n  -`).MatchString(out) {
 				t.Errorf("%v: no flags listed:\n%s", args, out)
 			}
 		}
@@ -272,5 +272,23 @@ func copyYAML(t *testing.T, from, to string) {
 		if err := os.WriteFile(filepath.Join(to, filepath.Base(p)), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Flags may follow the files they apply to, "--" ends the flags, and
+// --version names the build.
+func TestFlagsAnywhereAndVersion(t *testing.T) {
+	path, _ := fixtureFile(t, t.TempDir(), "run.jsonl", passIn("W3_30"))
+	before, code1, _ := runVerb(t, "rows", "--brief", path)
+	after, code2, _ := runVerb(t, "rows", path, "--brief")
+	if code1 != 0 || code2 != 0 || before != after || !strings.HasPrefix(after, "W3_30 PASS") {
+		t.Errorf("a flag after the file: exit %d %d:\n%s\nvs\n%s", code1, code2, before, after)
+	}
+	if _, code, err := runVerb(t, "rows", path, "--", "--brief"); code != exitUsage || err == nil || !strings.Contains(err.Error(), "--brief") {
+		t.Errorf("after --, --brief is a path: exit %d (%v)", code, err)
+	}
+	out, code, _ := runVerb(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "faultwin ") {
+		t.Errorf("--version: exit %d: %q", code, out)
 	}
 }

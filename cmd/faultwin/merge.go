@@ -115,10 +115,10 @@ func runMerge(ctx context.Context, stdout io.Writer, args []string) error {
 // mergeExit is the merge's exit: 1 on any check that failed, else the
 // shared status exit of the merged rows.
 func mergeExit(m *review.Merge, allowMixed bool) error {
-	var why []string
 	if n := len(m.Problems); n > 0 {
-		why = append(why, fmt.Sprintf("%d problem(s) with the shards' files", n))
+		return statusExit{exitUnverified, fmt.Sprintf("merge: %d problem(s) with the shards' files (see the Problems section above)", n)}
 	}
+	var why []string
 	if len(m.Mixed) > 0 && !allowMixed {
 		why = append(why, fmt.Sprintf("mixed provenance (%d difference(s)); rerun the shards from one clean commit, or pass --allow-mixed to accept it", len(m.Mixed)))
 	}

@@ -243,7 +243,7 @@ func TestMergeShards(t *testing.T) {
 	}
 	// An unsharded soak's file is not a shard.
 	out, code, _ := runVerb(t, "merge", whole)
-	if code != 1 || !strings.Contains(out, "a session of 9 rows with no shard facts in its open marker") || !strings.Contains(out, "no shard session in 1 file") {
+	if code != exitUnverified || !strings.Contains(out, "a session of 9 rows with no shard facts in its open marker") || !strings.Contains(out, "no shard session in 1 file") {
 		t.Errorf("unsharded file: exit %d\n%s", code, out)
 	}
 }
@@ -315,7 +315,7 @@ func TestMergeCoverage(t *testing.T) {
 	dir := t.TempDir()
 	paths := writeShards(t, dir, 3) // 9 pairs: 3 each
 	out, code, err := runVerb(t, "merge", paths[0], paths[2])
-	if code != 1 || !strings.Contains(err.Error(), "problem(s)") {
+	if code != exitUnverified || !strings.Contains(err.Error(), "problem(s)") {
 		t.Errorf("missing shard: exit %d %v", code, err)
 	}
 	for _, w := range []string{
@@ -332,7 +332,7 @@ func TestMergeCoverage(t *testing.T) {
 	dup := filepath.Join(dir, "copy-of-shard-1.jsonl")
 	os.WriteFile(dup, []byte(readFile(t, paths[0])), 0o644)
 	out, code, _ = runVerb(t, "merge", paths[0], paths[1], paths[2], dup)
-	if code != 1 || !strings.Contains(out, "- coverage: W3_30 pass 1 measured 2 times: "+paths[0]+" line 2 (shard 1/3), "+dup+" line 2 (shard 1/3) (the first is merged)") ||
+	if code != exitUnverified || !strings.Contains(out, "- coverage: W3_30 pass 1 measured 2 times: "+paths[0]+" line 2 (shard 1/3), "+dup+" line 2 (shard 1/3) (the first is merged)") ||
 		!strings.Contains(out, "9 of 9 pairs, 0 MISSING, 3 DUPLICATED") {
 		t.Errorf("duplicate shard: exit %d\n%s", code, out)
 	}
@@ -355,7 +355,7 @@ func TestMergeCoverage(t *testing.T) {
 	soakShard(ctx, &bytes.Buffer{}, s, 3, &sh)
 	closeSession(s, nil)
 	out, code, _ = runVerb(t, "merge", paths[0], p2, paths[2])
-	if code != 1 || !strings.Contains(out, "- coverage: 2 pairs of 9 missing: W3_80 pass 2 (shard 2/3), W3_80 pass 3 (shard 2/3)") ||
+	if code != exitUnverified || !strings.Contains(out, "- coverage: 2 pairs of 9 missing: W3_80 pass 2 (shard 2/3), W3_80 pass 3 (shard 2/3)") ||
 		!strings.Contains(out, "| "+p2+" | 2/3 (line 1, 1 of 3 rows) | 1 | sealed |") {
 		t.Errorf("interrupted shard: exit %d\n%s", code, out)
 	}
@@ -363,7 +363,7 @@ func TestMergeCoverage(t *testing.T) {
 	// A shard of a 2-pass soak does not merge with a 3-pass soak's.
 	other, _, _ := shardRun(t, dir, "other.jsonl", &review.Shard{K: 2, N: 3}, 2, clean("5e45759"), outcomes)
 	out, code, _ = runVerb(t, "merge", paths[0], other, paths[2])
-	if code != 1 || !strings.Contains(out, "- "+other+" line 1 (shard 2/3): another plan: 2 passes, not 3 than "+paths[0]+" line 1 (shard 1/3): a shard of another soak, not merged") {
+	if code != exitUnverified || !strings.Contains(out, "- "+other+" line 1 (shard 2/3): another plan: 2 passes, not 3 than "+paths[0]+" line 1 (shard 1/3): a shard of another soak, not merged") {
 		t.Errorf("another plan: exit %d\n%s", code, out)
 	}
 }
@@ -393,14 +393,14 @@ func TestMergeChains(t *testing.T) {
 	edited := filepath.Join(dir, "edited.jsonl")
 	os.WriteFile(edited, []byte(lines[0]+strings.Replace(lines[1], `"load_before":[0.51`, `"load_before":[0.01`, 1)+strings.Join(lines[2:], "")), 0o644)
 	out, code, _ := runVerb(t, "merge", paths[0], edited)
-	if code != 1 || !strings.Contains(out, "- "+edited+" row 1 (W3_80): chain broken: hash") || !strings.Contains(out, "| "+edited+" | 2/2 (line 1, 4 of 4 rows) | 4 | CHAIN BROKEN |") {
+	if code != exitUnverified || !strings.Contains(out, "- "+edited+" row 1 (W3_80): chain broken: hash") || !strings.Contains(out, "| "+edited+" | 2/2 (line 1, 4 of 4 rows) | 4 | CHAIN BROKEN |") {
 		t.Errorf("edited row: exit %d\n%s", code, out)
 	}
 
 	cut := filepath.Join(dir, "cut.jsonl")
 	os.WriteFile(cut, []byte(strings.Join(lines[:5], "")), 0o644)
 	out, code, _ = runVerb(t, "merge", paths[0], cut)
-	if code != 1 || !strings.Contains(out, "- "+cut+" line 1: UNSEALED: the session opened at") {
+	if code != exitUnverified || !strings.Contains(out, "- "+cut+" line 1: UNSEALED: the session opened at") {
 		t.Errorf("cut seal: exit %d\n%s", code, out)
 	}
 
@@ -432,7 +432,7 @@ func TestMergeChains(t *testing.T) {
 		t.Fatal("no FAIL row in shard 2")
 	}
 	out, code, _ = runVerb(t, "merge", paths[0], fp)
-	if code != 1 || !strings.Contains(out, "- does not re-judge as recorded: "+fp+" row 3 at line 4 (W4_30): status recorded PASS, recomputed FAIL") ||
+	if code != exitUnverified || !strings.Contains(out, "- does not re-judge as recorded: "+fp+" row 3 at line 4 (W4_30): status recorded PASS, recomputed FAIL") ||
 		!strings.Contains(out, "- coverage: ok, each of the 9 pairs exactly once") {
 		t.Errorf("forged verdict: exit %d\n%s", code, out)
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"faultwin/reports/review"
@@ -92,7 +90,7 @@ func runReplay(ctx context.Context, stdout io.Writer, args []string) error {
 		if len(sigProblems) > 0 {
 			msg += fmt.Sprintf("; and %s rejected: %s", count(len(sigProblems), "signature check"), strings.Join(sigProblems, "; "))
 		}
-		return statusExit{exitFail, msg}
+		return statusExit{exitUnverified, msg}
 	case nrows == 0:
 		return noRows("replay", paths)
 	case len(sigProblems) > 0:
@@ -163,41 +161,11 @@ func runSeal(_ context.Context, stdout io.Writer, args []string) error {
 	return nil
 }
 
-// jsonlFiles expands the arguments of verb: a file stands for itself, a
-// directory for its *.jsonl and *.jsonl.gz (compact) files in name order.
-// Naming nothing, a path that does not exist or a directory without rows
-// files is a usage error, so a typo cannot turn into a check of zero files.
-func jsonlFiles(verb string, args []string) ([]string, error) {
-	if len(args) == 0 {
-		return nil, usagef(verb, "name at least one JSONL file or directory")
-	}
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, missingPath(verb, a, err)
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		m, err := filepath.Glob(filepath.Join(a, "*.jsonl"))
-		if err != nil {
-			return nil, err
-		}
-		gz, err := filepath.Glob(filepath.Join(a, "*.jsonl.gz"))
-		if err != nil {
-			return nil, err
-		}
-		m = append(m, gz...)
-		if len(m) == 0 {
-			return nil, noEvidence(verb, a, "is a directory with no *.jsonl files (nor compact *.jsonl.gz)")
-		}
-		sort.Strings(m)
-		out = append(out, m...)
-	}
-	return out, nil
-}
+// jsonlFiles expands the arguments of verb: the one rule of every verb
+// that reads rows (rowsFilesUnder): a file stands for itself, a directory
+// for every *.jsonl and *.jsonl.gz file at any depth below it but in logs/,
+// in name order, each once.
+func jsonlFiles(verb string, args []string) ([]string, error) { return rowsFilesUnder(verb, args) }
 
 // evidenceFiles is jsonlFiles for the verbs that judge rows (replay,
 // report, soak --summary): an empty file among them is refused too. A

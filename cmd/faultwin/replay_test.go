@@ -80,7 +80,7 @@ func TestReplayVerbDisagrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code, err := runVerb(t, "replay", filepath.Join(dir, "good.jsonl"), forged)
-	if code != 1 {
+	if code != exitUnverified {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
 	}
 	if !strings.Contains(out, forged+" row 2 (W4_30): status recorded PASS, recomputed FAIL") {
@@ -165,7 +165,7 @@ func TestReplayVerbSeals(t *testing.T) {
 	lines := strings.SplitAfter(string(b), "\n")
 	os.WriteFile(cut, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644)
 	out, code, err = runVerb(t, "replay", sealed, cut)
-	if code != 1 {
+	if code != exitUnverified {
 		t.Fatalf("cut file: exit %d, want 1\n%s", code, out)
 	}
 	for _, want := range []string{
@@ -239,7 +239,7 @@ func TestReportUnsealed(t *testing.T) {
 	}
 	cutSeal(t, path)
 	out, code, err := runVerb(t, "report", path)
-	if code != 1 || !strings.Contains(err.Error(), "the evidence does not verify") || !strings.Contains(out, path+" line 1: UNSEALED") {
+	if code != exitUnverified || !strings.Contains(err.Error(), "the evidence does not verify") || !strings.Contains(out, path+" line 1: UNSEALED") {
 		t.Errorf("unsealed: exit %d %v\n%s", code, err, out)
 	}
 	legacy := legacyFile(t, dir, "legacy.jsonl", passIn("W3_30"))

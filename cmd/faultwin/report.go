@@ -105,7 +105,7 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "report: wrote %s (%d windows, %d runs, %d files)\n", *out, len(r.Windows), len(r.Runs), len(files))
 	}
 	if len(r.Problems) > 0 {
-		return statusExit{exitFail, fmt.Sprintf("report: the evidence does not verify (%d problems, first: %s)", len(r.Problems), r.Problems[0])}
+		return statusExit{exitUnverified, fmt.Sprintf("report: the evidence does not verify (%d problems, first: %s)", len(r.Problems), r.Problems[0])}
 	}
 	judged := files
 	if *compare {
@@ -125,7 +125,7 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	return exitFor(counts)
 }
 
-// rowsFilesUnder expands report's arguments: a file stands for itself, a
+// rowsFilesUnder expands the rows verbs' arguments: a file stands for itself, a
 // directory for every rows file at any depth below it, so a results tree
 // that gains a directory is covered without naming it. Directories named
 // logs hold the supervisors' output, never rows, and are not entered; a

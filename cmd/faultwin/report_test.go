@@ -78,7 +78,7 @@ func TestReportVerbTampered(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code, err := runVerb(t, "report", path)
-	if code != 1 || !strings.Contains(err.Error(), "does not verify") {
+	if code != exitUnverified || !strings.Contains(err.Error(), "does not verify") {
 		t.Errorf("exit %d %v, want 1: the evidence does not verify", code, err)
 	}
 	if !strings.Contains(out, "## Evidence that does not verify") || !strings.Contains(out, "| `"+path+"` | 1 | BROKEN |") {

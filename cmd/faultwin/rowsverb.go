@@ -148,7 +148,7 @@ func runRows(_ context.Context, stdout io.Writer, args []string) error {
 		return err
 	}
 	if len(bad) > 0 {
-		return statusExit{exitFail, fmt.Sprintf("rows: %s not read to its end or its chain does not verify (the rows read were printed); run `faultwin replay` on it: %v",
+		return statusExit{exitUnverified, fmt.Sprintf("rows: %s not read to its end or its chain does not verify (the rows read were printed); run `faultwin replay` on it: %v",
 			count(len(bad), "file"), errors.Join(bad...))}
 	}
 	return nil

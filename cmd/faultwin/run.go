@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -55,6 +56,9 @@ func dispatch(ctx context.Context, stdout io.Writer, args []string) error {
 		return usagef("", "no verb given (verbs: %s)", strings.Join(names(vs), ", "))
 	}
 	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, version())
+		return nil
 	case "-h", "-help", "--help":
 		usage(stdout, vs)
 		return nil
@@ -98,4 +102,30 @@ func usage(w io.Writer, vs map[string]verb) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, exitCodesText)
+}
+
+// version is the commit the binary was built from, as go build stamps it
+// (vcs.revision, and -dirty when the tree had changes), and the Go
+// release.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "faultwin (no build information)"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "faultwin (built without version control information) " + bi.GoVersion
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "faultwin " + rev + " " + bi.GoVersion
 }

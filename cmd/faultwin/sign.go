@@ -109,5 +109,5 @@ func (s signerFlags) verify(ctx context.Context, stdout io.Writer, verb string, 
 
 // signatureExit is the failure of a signature check, naming each problem.
 func signatureExit(verb string, problems []string) error {
-	return statusExit{exitFail, fmt.Sprintf("%s: %s rejected: %s", verb, count(len(problems), "signature check"), strings.Join(problems, "; "))}
+	return statusExit{exitUnverified, fmt.Sprintf("%s: %s rejected: %s", verb, count(len(problems), "signature check"), strings.Join(problems, "; "))}
 }

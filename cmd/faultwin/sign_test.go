@@ -72,7 +72,7 @@ func TestSignAndVerify(t *testing.T) {
 		t.Fatalf("unsigned, not required: exit %d (%v)\n%s", code, err, out)
 	}
 	out, code, err := runVerb(t, "replay", "--signers", allowed, "--require-signed", path)
-	if code != exitFail || !strings.Contains(err.Error(), path+": session at line 1 (seal ") || !strings.Contains(err.Error(), "unsigned") {
+	if code != exitUnverified || !strings.Contains(err.Error(), path+": session at line 1 (seal ") || !strings.Contains(err.Error(), "unsigned") {
 		t.Fatalf("unsigned, required: exit %d (%v)\n%s", code, err, out)
 	}
 
@@ -111,7 +111,7 @@ func TestSignAndVerify(t *testing.T) {
 
 	// Signed by a key not in the allowed signers.
 	_, code, err = runVerb(t, "replay", "--signers", otherAllowed, path)
-	if code != exitFail || !strings.Contains(err.Error(), path+": session at line 1") || !strings.Contains(err.Error(), "signed by a key that is not in "+otherAllowed) {
+	if code != exitUnverified || !strings.Contains(err.Error(), path+": session at line 1") || !strings.Contains(err.Error(), "signed by a key that is not in "+otherAllowed) {
 		t.Errorf("other signer: exit %d (%v)", code, err)
 	}
 
@@ -123,11 +123,11 @@ func TestSignAndVerify(t *testing.T) {
 		t.Fatalf("re-chained file without --signers: exit %d (%v), want 0 (a chain alone cannot tell)\n%s", code, err, out)
 	}
 	_, code, err = runVerb(t, "replay", "--signers", allowed, path)
-	if code != exitFail || !strings.Contains(err.Error(), "which the file does not hold: the file was changed after it was signed") {
+	if code != exitUnverified || !strings.Contains(err.Error(), "which the file does not hold: the file was changed after it was signed") {
 		t.Errorf("re-chained: exit %d (%v)", code, err)
 	}
 	_, code, err = runVerb(t, "replay", "--signers", allowed, "--require-signed", path)
-	if code != exitFail || !strings.Contains(err.Error(), "unsigned") || !strings.Contains(err.Error(), "changed after it was signed") {
+	if code != exitUnverified || !strings.Contains(err.Error(), "unsigned") || !strings.Contains(err.Error(), "changed after it was signed") {
 		t.Errorf("re-chained, required: exit %d (%v)", code, err)
 	}
 	// The tamperer also points the old signature at the new seal: the
@@ -142,7 +142,7 @@ func TestSignAndVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, code, err = runVerb(t, "replay", "--signers", allowed, path)
-	if code != exitFail || !strings.Contains(err.Error(), "the signature does not verify over this seal's content") {
+	if code != exitUnverified || !strings.Contains(err.Error(), "the signature does not verify over this seal's content") {
 		t.Errorf("signature moved to the re-chained seal: exit %d (%v)", code, err)
 	}
 }
@@ -165,7 +165,7 @@ func TestSignSessions(t *testing.T) {
 	if _, code, err := runVerb(t, "replay", "--signers", allowed, path); code != 0 {
 		t.Errorf("second session unsigned: %d %v", code, err)
 	}
-	if _, code, err := runVerb(t, "replay", "--signers", allowed, "--require-signed", path); code != exitFail || !strings.Contains(err.Error(), "unsigned") {
+	if _, code, err := runVerb(t, "replay", "--signers", allowed, "--require-signed", path); code != exitUnverified || !strings.Contains(err.Error(), "unsigned") {
 		t.Errorf("second session unsigned, required: %d %v", code, err)
 	}
 	out, code, err := runVerb(t, "sign", "--key", key, path)
@@ -180,7 +180,7 @@ func TestSignSessions(t *testing.T) {
 	if err := os.Truncate(path, size.Size()); err != nil {
 		t.Fatal(err)
 	}
-	if _, code, err := runVerb(t, "replay", "--signers", allowed, path); code != exitFail || !strings.Contains(err.Error(), "sessions cut from its end") {
+	if _, code, err := runVerb(t, "replay", "--signers", allowed, path); code != exitUnverified || !strings.Contains(err.Error(), "sessions cut from its end") {
 		t.Errorf("second session cut: %d %v", code, err)
 	}
 }
@@ -200,11 +200,11 @@ func TestOldFileUnsigned(t *testing.T) {
 	if _, code, err := runVerb(t, "replay", "--signers", allowed, old); code != 0 {
 		t.Errorf("%s --signers: exit %d (%v)", old, code, err)
 	}
-	if _, code, err := runVerb(t, "replay", "--signers", allowed, "--require-signed", old); code != exitFail || !strings.Contains(err.Error(), old+": session at line 1") {
+	if _, code, err := runVerb(t, "replay", "--signers", allowed, "--require-signed", old); code != exitUnverified || !strings.Contains(err.Error(), old+": session at line 1") {
 		t.Errorf("%s --require-signed: exit %d (%v)", old, code, err)
 	}
 	// The legacy file has no seal to sign.
-	if _, code, err := runVerb(t, "replay", "--signers", allowed, "--require-signed", "../../results/windows.jsonl"); code != exitFail || !strings.Contains(err.Error(), "legacy file") {
+	if _, code, err := runVerb(t, "replay", "--signers", allowed, "--require-signed", "../../results/windows.jsonl"); code != exitUnverified || !strings.Contains(err.Error(), "legacy file") {
 		t.Errorf("legacy --require-signed: exit %d (%v)", code, err)
 	}
 }
@@ -227,7 +227,7 @@ func TestMergeSigned(t *testing.T) {
 	}
 	args := append([]string{"merge", "--signers", allowed, "--require-signed"}, paths...)
 	out, code, err := runVerb(t, args...)
-	if code != exitFail || !strings.Contains(err.Error(), paths[1]+": session at line 1") || strings.Contains(err.Error(), paths[0]+":") {
+	if code != exitUnverified || !strings.Contains(err.Error(), paths[1]+": session at line 1") || strings.Contains(err.Error(), paths[0]+":") {
 		t.Errorf("one shard unsigned: exit %d (%v)\n%s", code, err, out)
 	}
 	if _, code, err := runVerb(t, "sign", "--key", key, paths[1]); code != 0 {

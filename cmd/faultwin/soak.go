@@ -278,10 +278,10 @@ func soakSummary(stdout io.Writer, args []string, prom string) error {
 		}
 	}
 	if len(broken) > 0 {
-		return statusExit{exitFail, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
+		return statusExit{exitUnverified, fmt.Sprintf("soak --summary: %d file(s) do not verify; run `faultwin replay` on them: %v", len(broken), errors.Join(broken...))}
 	}
 	if len(unsealed) > 0 {
-		return statusExit{exitFail, fmt.Sprintf("soak --summary: %d session(s) without a seal (see the lines above): the run never finished or the file was cut; run `faultwin replay` on them", len(unsealed))}
+		return statusExit{exitUnverified, fmt.Sprintf("soak --summary: %d session(s) without a seal (see the lines above): the run never finished or the file was cut; run `faultwin replay` on them", len(unsealed))}
 	}
 	return exitFor(tallyRows(all))
 }

@@ -191,7 +191,7 @@ func TestSoakSummaryVerb(t *testing.T) {
 	lines := strings.SplitAfter(readFile(t, a), "\n") // open, 4 rows, seal, ""
 	cut := filepath.Join(dir, "cut.jsonl")
 	os.WriteFile(cut, []byte(lines[0]+strings.Join(lines[2:], "")), 0o644) // the first row removed
-	if out, code, err := runVerb(t, "soak", "--summary", cut); code != 1 || !strings.Contains(out, "DOES NOT VERIFY") || !strings.Contains(err.Error(), "faultwin replay") {
+	if out, code, err := runVerb(t, "soak", "--summary", cut); code != exitUnverified || !strings.Contains(out, "DOES NOT VERIFY") || !strings.Contains(err.Error(), "faultwin replay") {
 		t.Errorf("broken chain: exit %d %v\n%s", code, err, out)
 	}
 
@@ -199,7 +199,7 @@ func TestSoakSummaryVerb(t *testing.T) {
 	unsealed := filepath.Join(dir, "unsealed.jsonl")
 	os.WriteFile(unsealed, []byte(strings.Join(lines[:5], "")), 0o644)
 	out, code, err := runVerb(t, "soak", "--summary", unsealed)
-	if code != 1 || !strings.Contains(out, unsealed+": 4 rows, 2 passes, chain ok, UNSEALED") || !strings.Contains(out, "W4_30  1/2 pass") ||
+	if code != exitUnverified || !strings.Contains(out, unsealed+": 4 rows, 2 passes, chain ok, UNSEALED") || !strings.Contains(out, "W4_30  1/2 pass") ||
 		!strings.Contains(out, unsealed+" line 1: UNSEALED: the session opened at ") || !strings.Contains(err.Error(), "1 session(s) without a seal") {
 		t.Errorf("unsealed: exit %d %v\n%s", code, err, out)
 	}
