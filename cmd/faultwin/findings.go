@@ -14,8 +14,8 @@ import (
 const findingsUsage = `usage: faultwin findings [--format md|json] [--supervisor NAME] FILE|DIR...
 
 Groups the failed criteria of the rows of the files given (a directory
-stands for its *.jsonl and *.jsonl.gz files) into distinct findings, the
-most often seen first. A finding is one signature: the supervisor, the
+stands for every *.jsonl and *.jsonl.gz file below it) into distinct
+findings, the most often seen first. A finding is one signature: the supervisor, the
 criterion that was false, the class of its evidence (the supervisor's
 message, or the first line of evidence, with ids, numbers, run names and
 cgroup hierarchies taken out), the phase the kill landed in and the roles

@@ -14,9 +14,9 @@ import (
 
 const replayUsage = `usage: faultwin replay [--signers ALLOWED_SIGNERS [--require-signed]] FILE|DIR...
 
-Re-judges every row of each JSONL file (a directory stands for its *.jsonl
-and *.jsonl.gz files; a .jsonl.gz file holds compact rows, see faultwin
-compact -h) without root and without touching the host: checks the hash chain,
+Re-judges every row of each JSONL file (a directory stands for every
+*.jsonl and *.jsonl.gz file below it but in logs/; a .jsonl.gz file holds
+compact rows, see faultwin compact -h) without root and without touching the host: checks the hash chain,
 each window definition against its hash, and recomputes every criterion and
 the status from the row's stored input. Prints a per-window table per file
 (statuses as recorded, whether the re-judgement agrees), then each

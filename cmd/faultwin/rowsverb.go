@@ -18,8 +18,8 @@ import (
 const rowsUsage = `usage: faultwin rows [--brief] [--window ID|FAMILY] [--status S] [--criterion C] FILE|DIR...
 
 Prints the rows of rows files as plain JSONL, one row a line, in file
-order, the files in the order given (a directory stands for its *.jsonl and
-*.jsonl.gz files, in name order), so that
+order, the files in the order given (a directory stands for every *.jsonl
+and *.jsonl.gz file below it but in logs/, in name order), so that
 
   faultwin rows results/podman/soak-10-5cffb9b.jsonl.gz | jq .status
 

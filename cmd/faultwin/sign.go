@@ -15,7 +15,7 @@ const signUsage = `usage: faultwin sign --key KEY FILE|DIR...
 Signs every sealed session of each rows file with the SSH key KEY, as
 ` + "`ssh-keygen -Y sign -n faultwin-rows -f KEY`" + ` does (it runs ssh-keygen):
 a private key file, or a public key whose private half an ssh-agent holds.
-A directory stands for its *.jsonl and *.jsonl.gz files.
+A directory stands for every *.jsonl and *.jsonl.gz file below it.
 
 What is signed is each session's seal: its hash and what it records (the
 file's row count, last row hash, the session's open marker), and the seal's
