@@ -45,6 +45,7 @@ var rule = map[string][]string{
 	"windows/expected":              {"internal/model", "reports/review", "reports/rows"},
 	"windows/runner":                {"criteria", "windows/definitions", "drivers", "drivers/catalog", "drivers/reclaim", "internal/gitcmd", "internal/model", "windows/registration", "reports/rows", "snapshots/..."},
 	"scripts/testsummary":           {},
+	"scripts/schemas":               {"drivers/described", "reports/rows", "windows/definitions"},
 	"scripts/bench":                 {"internal/model", "reports/rows", "snapshots/...", "fixtures/refsup/api", "fixtures/refsup/paths"},
 	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "windows/expected", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
