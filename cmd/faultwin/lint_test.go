@@ -18,6 +18,10 @@ func TestLintShippedFiles(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "no problem") {
 		t.Fatalf("exit %d (%v):\n%s", code, err, out)
 	}
+	// docs/describe-a-supervisor.md's worked example.
+	if out, code, err := runVerb(t, "lint", "testdata/lint/supervisors/demo.yaml"); code != 0 {
+		t.Errorf("the tutorial's example: exit %d (%v):\n%s", code, err, out)
+	}
 }
 
 // On a corpus broken on purpose: every problem of every file at once,
