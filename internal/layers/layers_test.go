@@ -36,7 +36,7 @@ var rule = map[string][]string{
 	"drivers/catalog":               {"drivers/...", "internal/model"},
 	"reports/rows":                  {"internal/model", "internal/strictjson", "snapshots"},
 	"reports/review":                {"criteria", "internal/model", "internal/strictjson", "reports/rows"},
-	"reports/render":                {"criteria", "internal/model", "reports/review", "reports/rows"},
+	"reports/render":                {"criteria", "internal/model", "reports/findings", "reports/review", "reports/rows"},
 	"reports/sigs":                  {"reports/rows"},
 	"reports/findings":              {"criteria", "internal/model", "reports/rows"},
 	"reports/replaytest":            {"criteria", "windows/definitions", "drivers/catalog", "internal/model", "internal/strictjson", "reports/rows", "snapshots"},

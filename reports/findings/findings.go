@@ -124,7 +124,8 @@ func Group(rs []rows.Row) []Finding {
 	return out
 }
 
-// where reads the phase the kill landed in and the roles it killed.
+// where reads the phase the kill landed in (for a point compiled into
+// the supervisor, the point) and the roles it killed.
 func where(r rows.Row) (phase, killed string) {
 	var in struct {
 		Death model.Death `json:"death"`
@@ -132,6 +133,10 @@ func where(r rows.Row) (phase, killed string) {
 	_ = json.Unmarshal(r.Input, &in)
 	if l := in.Death.Landing; l != nil {
 		phase = l.Phase
+	} else {
+		// A compiled-in point lands at itself: the supervisor's own
+		// trace says so.
+		phase = r.Window.Fault.Point
 	}
 	var roles []string
 	for _, v := range in.Death.Victims {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"faultwin/reports/findings"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -217,3 +218,20 @@ func (gs *grouping) done() []*Group {
 
 // MutantsHeadline follows the headline when the mutants are among the rows.
 const MutantsHeadline = "The mutants' rows are not a supervisor's verdicts: their FAILs with a bug switch on are expected (the bugs planted on purpose), and none of their rows counts in the report's exit status. Their own section says more."
+
+// GroupFindings are the findings of a supervisor's group: its rows' failed
+// criteria grouped by signature. None for the mutants' group.
+func GroupFindings(r *Report, g *Group) []findings.Finding {
+	if g.Mutants {
+		return nil
+	}
+	var rs []rows.Row
+	for _, f := range r.Files {
+		for _, row := range f.Rows {
+			if _, mutant := MutantOf(f.Path, row); !mutant && Supervisor(row) == g.Name {
+				rs = append(rs, row)
+			}
+		}
+	}
+	return findings.Group(rs)
+}

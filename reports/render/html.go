@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/findings"
 	"faultwin/reports/review"
 )
 
@@ -76,9 +77,11 @@ type htmlView struct {
 // groupView is one group's heatmap: its own runs as columns.
 type groupView struct {
 	*Group
-	N    int   // 1-based, for unique ids on the page
-	Cols []Run // the group's runs
-	Grid []gridRow
+	N        int   // 1-based, for unique ids on the page
+	Cols     []Run // the group's runs
+	Grid     []gridRow
+	Findings []findings.Finding // the most often seen (maxFindings)
+	More     int                // findings not shown
 }
 
 type gridRow struct {
@@ -101,6 +104,10 @@ func HTML(w io.Writer, r *Report) error {
 		KillMaps: killMaps(r.Files)}
 	for i, grp := range r.Groups {
 		gv := groupView{Group: grp, N: i + 1}
+		if fs := GroupFindings(r, grp); len(fs) > 0 {
+			gv.Findings = fs[:min(len(fs), maxFindings)]
+			gv.More = len(fs) - len(gv.Findings)
+		}
 		for _, n := range grp.Runs {
 			gv.Cols = append(gv.Cols, r.Runs[n-1])
 		}

@@ -156,8 +156,38 @@ func (m *mdWriter) group(r *Report, g *Group) {
 		m.line("")
 		m.line("%s", MutantsRule)
 	}
+	m.findings(r, g)
 	m.verdicts(r, g)
 	m.summaries(r, g)
+}
+
+// maxFindings bounds the findings a group's section lists; `faultwin
+// findings` lists every one with its rows.
+const maxFindings = 12
+
+// findings lists, first in a supervisor's section, the distinct findings
+// its failed rows show (reports/findings), the most often seen first: what
+// a maintainer reads before the heatmap. The mutants' planted bugs are no
+// findings.
+func (m *mdWriter) findings(r *Report, g *Group) {
+	fs := GroupFindings(r, g)
+	if len(fs) == 0 {
+		return
+	}
+	m.line("")
+	m.line("### Findings")
+	m.line("")
+	shown := fs[:min(len(fs), maxFindings)]
+	m.line("%d distinct findings; the %d most often seen (`faultwin findings FILES` lists each with its rows):", len(fs), len(shown))
+	m.line("")
+	m.head("id", "criterion", "landed in", "killed", "evidence", "windows", "k/N")
+	for _, f := range shown {
+		phase := f.Phase
+		if phase == "" {
+			phase = "-"
+		}
+		m.row(f.ID, f.Criterion, phase, f.Killed, code(f.Evidence), strings.Join(f.Windows, " "), fmt.Sprintf("%d/%d", f.Seen, f.Measured))
+	}
 }
 
 func (m *mdWriter) verdicts(r *Report, g *Group) {
