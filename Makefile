@@ -27,7 +27,7 @@ SUITES     = $$(find windows -name '*_suite_test.go' -printf 'faultwin/%h\n' | s
 GO_PKGS    = $$($(GO) list ./... | grep -v -x $(SUITES))
 HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u)
 
-.PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow repro hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI,
 ## crictl (the CRI client the containerd-cri windows drive containerd's CRI plugin with)
@@ -151,7 +151,13 @@ test:
 ## then the harness killed 20 times and the image test
 NIGHTLY_N ?= 3
 nightly:
-	scripts/timed $(TEST_TARGETS) nightly-described nightly-slow
+	scripts/timed $(TEST_TARGETS) nightly-described nightly-slow repro
+
+## repro: every reproduction without faultwin (scripts/repro/*.sh: a supervisor's own CLI, a /proc poll, kill -9,
+## the symptom printed) REPRO_N times, k/N each; fails only when a script cannot set up (nightly tier)
+REPRO_N ?= 10
+repro:
+	scripts/repro/run.sh $(REPRO_N)
 
 nightly-described: build hostcheck
 	@mkdir -p $(OUT)/nightly
