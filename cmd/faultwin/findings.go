@@ -26,8 +26,9 @@ the first and last rows that showed it, an example of its evidence as
 recorded, and the hashes of its rows (faultwin rows FILE | jq 'select(.hash
 == "...")' prints one).
 
-Exit status: 0 when the findings were printed (there may be none); 1 when
-a file does not read to its end or its chain is broken; 64 a usage error.
+Exit status: 0 when the findings were printed (there may be none); 4 when
+a file does not read to its end or its chain is broken (no finding read
+from it would stand); 64 a usage error.
 `
 
 func runFindings(_ context.Context, stdout io.Writer, args []string) error {
@@ -48,7 +49,7 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 	for _, p := range paths {
 		c, err := rows.VerifyContents(p)
 		if err != nil {
-			return fmt.Errorf("findings: %s: %w (faultwin replay names the problem)", p, err)
+			return statusExit{exitUnverified, fmt.Sprintf("findings: %s does not verify: %v (faultwin replay names the problem)", p, err)}
 		}
 		all = append(all, c.Rows...)
 	}

@@ -241,4 +241,18 @@ func TestFindingsVerb(t *testing.T) {
 	if _, code, _ := runVerb(t, "findings", "--format", "xml", path); code != exitUsage {
 		t.Errorf("--format xml: exit %d, want %d", code, exitUsage)
 	}
+	// A file whose chain is broken yields no finding: its evidence does
+	// not verify.
+	cut, _ := fixtureFile(t, t.TempDir(), "cut.jsonl", replaytest.Input(replaytest.W4Survivor), passIn("W3_30"))
+	b, err := os.ReadFile(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(cut, []byte(strings.Join(append(lines[:1], lines[2:]...), "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, err := runVerb(t, "findings", cut); code != exitUnverified || err == nil || !strings.Contains(err.Error(), "does not verify") {
+		t.Errorf("a broken chain: exit %d (%v), want %d", code, err, exitUnverified)
+	}
 }
