@@ -24,7 +24,8 @@ later soak keeps it. Each finding lists its windows, k/N (the rows that
 showed it over the PASS and FAIL rows of those windows), the commits of
 the first and last rows that showed it, an example of its evidence as
 recorded, and the hashes of its rows (faultwin rows FILE | jq 'select(.hash
-== "...")' prints one).
+== "...")' prints one). A second table rolls the findings up by supervisor,
+criterion and evidence: the same leftover wherever the kill landed.
 
 Exit status: 0 when the findings were printed (there may be none); 4 when
 a file does not read to its end or its chain is broken (no finding read
@@ -74,6 +75,15 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 	for _, f := range fs2 {
 		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s .. %s |\n", f.ID, f.Supervisor, f.Criterion,
 			orDash(f.Phase), f.Killed, cell(f.Evidence), strings.Join(f.Windows, " "), f.Seen, f.Measured, short(f.First.Commit), short(f.Last.Commit))
+	}
+	if across := findings.AcrossPhases(fs2); len(across) < len(fs2) {
+		fmt.Fprintf(stdout, "\n## The same evidence wherever the kill landed\n\n")
+		fmt.Fprintln(stdout, "| supervisor | criterion | evidence | seen | landed in | findings | windows |")
+		fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|")
+		for _, a := range across {
+			fmt.Fprintf(stdout, "| %s | %s | %s | %d | %s | %s | %s |\n", a.Supervisor, a.Criterion, cell(a.Evidence), a.Seen,
+				orDash(strings.Join(a.Phases, " ")), strings.Join(a.Findings, " "), strings.Join(a.Windows, " "))
+		}
 	}
 	for _, f := range fs2 {
 		fmt.Fprintf(stdout, "\n## %s: %s %s in %s\n\n- example: %s\n- rows: %s\n", f.ID, f.Supervisor, f.Criterion, strings.Join(f.Windows, ", "),

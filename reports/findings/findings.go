@@ -192,3 +192,47 @@ func Normalise(s string) string {
 	s = number.ReplaceAllString(s, "N")
 	return spaces.ReplaceAllString(s, " ")
 }
+
+// Across is one class of evidence of one criterion of a supervisor over
+// every landing and role killed: the same leftover seen wherever the kill
+// landed (podman's libpod cgroups) is one line for a maintainer, its
+// findings the detail.
+type Across struct {
+	Supervisor, Criterion, Evidence string
+	Findings                        []string // ids, the most often seen first
+	Phases                          []string // where the kills landed, in first-seen order
+	Windows                         []string
+	Seen                            int
+}
+
+// AcrossPhases rolls fs (as Group returns them) up by supervisor,
+// criterion and evidence class, the most often seen first.
+func AcrossPhases(fs []Finding) []Across {
+	at := map[string]int{}
+	var out []Across
+	for _, f := range fs {
+		k := f.Supervisor + "\x00" + f.Criterion + "\x00" + f.Evidence
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, Across{Supervisor: f.Supervisor, Criterion: f.Criterion, Evidence: f.Evidence})
+		}
+		a := &out[i]
+		a.Findings = append(a.Findings, f.ID)
+		a.Seen += f.Seen
+		if f.Phase != "" && !slices.Contains(a.Phases, f.Phase) {
+			a.Phases = append(a.Phases, f.Phase)
+		}
+		for _, w := range f.Windows {
+			if !slices.Contains(a.Windows, w) {
+				a.Windows = append(a.Windows, w)
+			}
+		}
+	}
+	for i := range out {
+		slices.SortFunc(out[i].Windows, model.CompareIDs)
+	}
+	slices.SortStableFunc(out, func(a, b Across) int { return b.Seen - a.Seen })
+	return out
+}

@@ -78,3 +78,33 @@ func TestGroupOnASoak(t *testing.T) {
 		t.Error("the finding ids depend on the order of the rows")
 	}
 }
+
+// The libpod cgroups podman leaves are one line across every landing and
+// role: its findings, their phases and windows summed, seen counts adding
+// up to the findings'.
+func TestAcrossPhases(t *testing.T) {
+	c, err := rows.VerifyContents("../../results/podman/soak-10-f3c092a.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Group(c.Rows)
+	across := AcrossPhases(fs)
+	total := 0
+	for _, f := range fs {
+		total += f.Seen
+	}
+	sum := 0
+	var cgroups *Across
+	for i, a := range across {
+		sum += a.Seen
+		if a.Criterion == "P3" && strings.Contains(a.Evidence, "libpod-<id>") {
+			cgroups = &across[i]
+		}
+	}
+	if sum != total || len(across) >= len(fs) {
+		t.Errorf("%d lines seen %d times, from %d findings seen %d times", len(across), sum, len(fs), total)
+	}
+	if cgroups == nil || len(cgroups.Phases) < 5 || len(cgroups.Findings) < 5 || across[0].Seen < cgroups.Seen {
+		t.Fatalf("the libpod cgroups are not one line over many phases, or not sorted: %+v", cgroups)
+	}
+}
