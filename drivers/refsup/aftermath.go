@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -187,8 +186,7 @@ func parseList(output string) ([]model.Reported, []string, error) {
 // bounded; a call still running at the bound is recorded with what it
 // waits on and killed. It returns the call's index.
 func (d *Driver) userCall(ctx context.Context, a *model.Aftermath, step, what string, verb string, args ...string) int {
-	argv := append([]string{d.Bin, verb, "--root", d.Root, "--run", d.run}, args...)
-	uc := hostview.Call(ctx, exec.Command(argv[0], argv[1:]...), d.run, AftermathBound)
+	uc, _ := d.bounded(ctx, AftermathBound, verb, args...)
 	uc.Step, uc.What, uc.Output = step, what, strings.TrimSpace(uc.Output)
 	a.Calls = append(a.Calls, uc)
 	return len(a.Calls) - 1

@@ -151,10 +151,21 @@ func (d *Driver) waitReady(ctx context.Context) error {
 	}
 }
 
+// clientArgs are the arguments of a client verb on this run:
+// `refsup <verb> --root R --run r <args>`.
+func (d *Driver) clientArgs(verb string, args ...string) []string {
+	return append([]string{verb, "--root", d.Root, "--run", d.run}, args...)
+}
+
+// bounded runs a client verb as a user does, bounded: a call still running
+// at bound is recorded with what it waits on and killed (hostview.Run).
+func (d *Driver) bounded(ctx context.Context, bound time.Duration, verb string, args ...string) (model.UserCall, error) {
+	return hostview.Run(ctx, exec.Command(d.Bin, d.clientArgs(verb, args...)...), d.run, bound)
+}
+
 // call runs a client verb and decodes its JSON answer into out (if not nil).
 func (d *Driver) call(ctx context.Context, out any, args ...string) error {
-	full := append([]string{args[0], "--root", d.Root, "--run", d.run}, args[1:]...)
-	cmd := exec.CommandContext(ctx, d.Bin, full...)
+	cmd := exec.CommandContext(ctx, d.Bin, d.clientArgs(args[0], args[1:]...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -178,8 +189,7 @@ const OpBound = 20 * time.Second
 // OpBound, and keeps the call for the aftermath: a call interrupted by the
 // death must still return.
 func (d *Driver) operation(ctx context.Context, args ...string) error {
-	full := append([]string{args[0], "--root", d.Root, "--run", d.run}, args[1:]...)
-	uc, err := hostview.Run(ctx, exec.Command(d.Bin, full...), d.run, OpBound)
+	uc, err := d.bounded(ctx, OpBound, args[0], args[1:]...)
 	uc.Step, uc.What = "operation", "refsup "+strings.Join(args, " ")
 	d.opCall = &uc
 	if err != nil {
