@@ -106,10 +106,7 @@ func (r Requirement) label() string {
 // PathPrepend then path ("" for the process's PATH) and, with version_args,
 // run; a static one must be an ELF with no interpreter.
 func (d *Description) CheckHost(ctx context.Context, path string) []drivers.Prerequisite {
-	if path == "" {
-		path = os.Getenv("PATH")
-	}
-	dirs := append(append([]string(nil), d.PathPrepend...), filepath.SplitList(path)...)
+	dirs := d.searchDirs(path)
 	var out []drivers.Prerequisite
 	for _, r := range d.requirements() {
 		out = append(out, d.checkRequirement(ctx, r, dirs))
@@ -152,11 +149,7 @@ func (d *Description) checkRequirement(ctx context.Context, r Requirement, dirs 
 		}
 	}
 	if len(r.VersionArgs) > 0 {
-		ctx, cancel := context.WithTimeout(ctx, time.Duration(max(d.TimeoutMS, 1000))*time.Millisecond)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, file, r.VersionArgs...)
-		cmd.Env = append(os.Environ(), "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
-		b, err := cmd.CombinedOutput()
+		b, err := runVersion(ctx, time.Duration(max(d.TimeoutMS, 1000))*time.Millisecond, file, r.VersionArgs, dirs)
 		if err != nil {
 			p.Detail = fmt.Sprintf("%s %s: %v: %s", file, strings.Join(r.VersionArgs, " "), err, lastLine(string(b)))
 			return p
@@ -261,4 +254,23 @@ func (d *Driver) CheckHost(ctx context.Context, path string) []drivers.Prerequis
 // a run left by a window that never finished, twice as a window runs it.
 func (d *Driver) SweepDead(ctx context.Context, run string) ([]model.SweepReport, error) {
 	return SweepRun(ctx, d.desc, d.root, run)
+}
+
+// searchDirs is where a description's commands are looked up: PathPrepend,
+// then path ("" for the process's PATH).
+func (d *Description) searchDirs(path string) []string {
+	if path == "" {
+		path = os.Getenv("PATH")
+	}
+	return append(append([]string(nil), d.PathPrepend...), filepath.SplitList(path)...)
+}
+
+// runVersion runs file with a version's arguments, bounded, with dirs as
+// its PATH, and returns what it printed.
+func runVersion(ctx context.Context, bound time.Duration, file string, args, dirs []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, file, args...)
+	cmd.Env = append(os.Environ(), "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
+	return cmd.CombinedOutput()
 }

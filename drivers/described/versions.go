@@ -2,9 +2,6 @@ package described
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +20,7 @@ func (d *Description) Versions(ctx context.Context) map[string]string {
 	if v, ok := versionsOf.Load(d.Name); ok {
 		return v.(map[string]string)
 	}
-	dirs := append(append([]string(nil), d.PathPrepend...), filepath.SplitList(os.Getenv("PATH"))...)
+	dirs := d.searchDirs("")
 	out := map[string]string{}
 	for _, r := range d.requirements() {
 		if r.Command == "" {
@@ -38,11 +35,7 @@ func (d *Description) Versions(ctx context.Context) map[string]string {
 			out[r.Command] = "not found on PATH"
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		cmd := exec.CommandContext(cctx, file, args...)
-		cmd.Env = append(os.Environ(), "PATH="+strings.Join(dirs, string(filepath.ListSeparator)))
-		b, err := cmd.CombinedOutput()
-		cancel()
+		b, err := runVersion(ctx, 5*time.Second, file, args, dirs)
 		line := firstLine(string(b))
 		if err != nil {
 			line = strings.TrimSpace(err.Error() + ": " + line)
