@@ -53,29 +53,32 @@ func runLint(_ context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return fs0.usagef("%v", err)
 	}
-	var descs, windows, outcomes []string
+	// Each file is read once: its content tells a description from window
+	// definitions, and is what is checked.
+	var descs, windows []yamlFile
+	var outcomes []string
+	var problems []error
 	for _, f := range files {
-		switch kind(f) {
-		case "description":
-			descs = append(descs, f)
-		case "outcomes":
-			outcomes = append(outcomes, f)
+		if filepath.Base(filepath.Dir(f)) == "expected" {
+			outcomes = append(outcomes, f) // read by its own reader
+			continue
+		}
+		b, err := os.ReadFile(f)
+		switch {
+		case err != nil:
+			problems = append(problems, err)
+		case isDescription(f, b):
+			descs = append(descs, yamlFile{f, b})
 		default:
-			windows = append(windows, f)
+			windows = append(windows, yamlFile{f, b})
 		}
 	}
-	var problems []error
 	specs := map[string]model.DriverSpec{}
 	for _, s := range catalog.Specs() {
 		specs[s.Name] = s
 	}
 	for _, f := range descs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			problems = append(problems, err)
-			continue
-		}
-		spec, err := catalog.ParseDescription(f, b)
+		spec, err := catalog.ParseDescription(f.path, f.data)
 		if err != nil {
 			problems = append(problems, err)
 			continue
@@ -87,11 +90,7 @@ func runLint(_ context.Context, stdout io.Writer, args []string) error {
 		all = append(all, specs[n])
 	}
 	for _, f := range windows {
-		b, err := os.ReadFile(f)
-		if err == nil {
-			_, err = definitions.ParseFile(f, b, all)
-		}
-		if err != nil {
+		if _, err := definitions.ParseFile(f.path, f.data, all); err != nil {
 			problems = append(problems, err)
 		}
 	}
@@ -114,23 +113,24 @@ func runLint(_ context.Context, stdout io.Writer, args []string) error {
 	return nil
 }
 
-// kind tells a description, a suite's learned outcomes and window
-// definitions apart.
-func kind(path string) string {
+// yamlFile is one file lint checks, read.
+type yamlFile struct {
+	path string
+	data []byte
+}
+
+// isDescription tells a supervisor description from window definitions:
+// one under a supervisors directory, or whose top level has roles:.
+func isDescription(path string, data []byte) bool {
 	if strings.Contains(filepath.ToSlash(path), "/supervisors/") || filepath.Base(filepath.Dir(path)) == "supervisors" {
-		return "description"
+		return true
 	}
-	if filepath.Base(filepath.Dir(path)) == "expected" {
-		return "outcomes"
-	}
-	if b, err := os.ReadFile(path); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "roles:") {
-				return "description"
-			}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "roles:") {
+			return true
 		}
 	}
-	return "windows"
+	return false
 }
 
 // yamlFiles lists the *.yaml files of paths: a file as given, a directory
