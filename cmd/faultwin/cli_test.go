@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -290,5 +291,20 @@ func TestFlagsAnywhereAndVersion(t *testing.T) {
 	out, code, _ := runVerb(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "faultwin ") {
 		t.Errorf("--version: exit %d: %q", code, out)
+	}
+}
+
+// --version says the commit go build stamped, and a changed tree.
+func TestVersionOf(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}}
+	if got := versionOf(bi); got != "faultwin abc123-dirty go1.26.8" {
+		t.Errorf("%q", got)
+	}
+	bi.Settings[1].Value = "false"
+	if got := versionOf(bi); got != "faultwin abc123 go1.26.8" {
+		t.Errorf("%q", got)
+	}
+	if got := versionOf(&debug.BuildInfo{GoVersion: "go1.26.8"}); !strings.Contains(got, "without version control") {
+		t.Errorf("%q", got)
 	}
 }

@@ -112,6 +112,10 @@ func version() string {
 	if !ok {
 		return "faultwin (no build information)"
 	}
+	return versionOf(bi)
+}
+
+func versionOf(bi *debug.BuildInfo) string {
 	rev, dirty := "", false
 	for _, s := range bi.Settings {
 		switch s.Key {
