@@ -64,16 +64,6 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-func identityText(w model.Workload) string {
-	if w.Err != "" {
-		return "unreadable (" + w.Err + ")"
-	}
-	if w.Counter2 == 0 {
-		return "boot " + w.Boot + ", counter " + strconv.Itoa(w.Counter) // read once
-	}
-	return "boot " + w.Boot + ", counter " + strconv.Itoa(w.Counter) + " then " + strconv.Itoa(w.Counter2)
-}
-
 // u1 holds when, after the user's recovery, the workload is where its user
 // can go on: a restored or re-checkpointed workload continues from its
 // memory (same marker and boot nonce, a counter at least the one it had and
@@ -97,7 +87,6 @@ func u1(c *ctx) Result {
 	if !found {
 		after = model.Workload{Name: a.Target, Err: "not read"}
 	}
-	var lost string
 	switch a.Expect {
 	case model.ExpectContinue:
 		b, ok := workload(a.Before, a.Origin)
@@ -105,32 +94,14 @@ func u1(c *ctx) Result {
 			j.gap("the identity of " + strconv.Quote(a.Origin) + " before the trigger was not read")
 			return j.result("", nil)
 		}
-		switch {
-		case a.Target == "":
-			lost = "no workload came out of the retry"
-		case !after.Running():
-			lost = a.Target + " does not run on: " + identityText(after)
-		case after.Boot != b.Boot:
-			lost = a.Target + " booted afresh: boot nonce " + b.Boot + " before, " + after.Boot + " after (its memory is gone)"
-		case after.Marker != b.Marker:
-			lost = a.Target + " is another workload: marker " + b.Marker + " before, " + after.Marker + " after"
-		case after.Counter < b.Counter:
-			lost = a.Target + " went back: counter " + strconv.Itoa(b.Counter) + " before, " + strconv.Itoa(after.Counter) + " after"
-		}
-		j.note(b.Name + " before: " + identityText(b))
-	case model.ExpectAbsent:
-		if after.Running() || len(after.PIDs) > 0 {
-			lost = a.Target + " still runs after its removal: pids " + ints(after.PIDs)
-		}
-	case model.ExpectRuns:
-		if !after.Running() {
-			lost = a.Target + " does not run again: " + identityText(after)
-		}
+		j.note(b.Name + " before: " + b.Text())
+	case model.ExpectAbsent, model.ExpectRuns:
 	default:
 		j.gap("unknown expected outcome " + strconv.Quote(a.Expect))
 		return j.result("", nil)
 	}
-	j.note(a.Target + " after: " + identityText(after))
+	lost, _ := a.Loss(a.Target, after)
+	j.note(a.Target + " after: " + after.Text())
 	if a.Version >= model.AftermathGraded {
 		return gradedU1(j, a, lost, last, hasRetry)
 	}
@@ -170,7 +141,31 @@ func gradedU1(j *judge, a *model.Aftermath, lost string, last model.UserCall, ha
 	default:
 		j.fail(lost + "; no call said so")
 	}
-	return j.result("", func(int) string { return model.GradeLost + ": " + lost })
+	// Only a step outside the supervisor's interface is left: the first
+	// that brought the workload back is the workaround, and the user was
+	// still stuck until someone knew it.
+	var tried []string
+	for _, r := range a.Rescues {
+		tried = append(tried, r.Step)
+		still, ok := a.Loss(r.Target, r.After)
+		if !ok {
+			j.gap("expert step " + r.Step + ": the identity before the trigger was not read")
+			continue
+		}
+		if still == "" {
+			j.note("expert step " + r.Step + " brought it back: " + r.Target + " after: " + r.After.Text())
+			return j.result("", func(int) string {
+				return model.GradeStuck + ": " + lost + "; only the expert step " + r.Step + " brought it back"
+			})
+		}
+		j.note("expert step " + r.Step + " did not bring it back: " + still)
+	}
+	none := "no expert step is declared"
+	if len(tried) > 0 {
+		none = "no expert step brought it back (tried " + strings.Join(tried, ", ") + ")"
+	}
+	j.note(none)
+	return j.result("", func(int) string { return model.GradeLost + ": " + lost + "; " + none })
 }
 
 // ranThrough reports whether the target ran at the first look after the

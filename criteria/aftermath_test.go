@@ -209,6 +209,18 @@ func TestGradedU1(t *testing.T) {
 		{"a reported loss is lost", reportedLoss, false, "lost: fw1 does not run on"},
 		{"what it said is the evidence", reportedLoss, false, "the supervisor said: retry restore 1 failed (exit 125): Error: runc: container with given ID already exists"},
 		{"an unreported loss is lost", func(a *model.Aftermath) { a.After[0].Counter2 = a.After[0].Counter }, false, "the retry retry restore 1 said it succeeded"},
+		{"no expert step declared", reportedLoss, false, "lost: fw1 does not run on: unreadable (no live process of fw1 on the host); no expert step is declared"},
+		{"brought back only by an expert step is stuck", func(a *model.Aftermath) {
+			reportedLoss(a)
+			a.Rescues = []model.Rescue{
+				{Step: "resume", Target: "fw1", After: model.Workload{Name: "fw1", Err: "not running"}},
+				{Step: "drop-runc-state", Target: "fw1", After: model.Workload{Name: "fw1", Marker: "m1", Boot: "b1", Counter: 40, Counter2: 43}},
+			}
+		}, false, "stuck: fw1 does not run on: unreadable (no live process of fw1 on the host); only the expert step drop-runc-state brought it back"},
+		{"an expert step that boots afresh is no rescue", func(a *model.Aftermath) {
+			reportedLoss(a)
+			a.Rescues = []model.Rescue{{Step: "recreate", Target: "fw1", After: model.Workload{Name: "fw1", Marker: "m1", Boot: "b2", Counter: 3, Counter2: 5}}}
+		}, false, "lost: fw1 does not run on: unreadable (no live process of fw1 on the host); no expert step brought it back (tried recreate)"},
 		{"removed and gone", func(a *model.Aftermath) {
 			a.Expect, a.After[0] = model.ExpectAbsent, model.Workload{Name: "fw1", Err: "no live process"}
 		}, true, "go on (absent)"},

@@ -474,7 +474,7 @@ func TestGatekeepersAlwaysRun(t *testing.T) {
 	g.Expect(criteria.Known("p6")).To(BeTrue())
 	g.Expect(criteria.Known("R1")).To(BeTrue())
 	g.Expect(criteria.Known("R5")).To(BeFalse())
-	g.Expect(criteria.IDs()).To(HaveLen(17))
+	g.Expect(criteria.IDs()).To(HaveLen(18))
 }
 
 func TestLeftovers(t *testing.T) {
@@ -609,4 +609,49 @@ func TestP6SecondSweepRemovesCgroup(t *testing.T) {
 	r := result(t, in, model.P6)
 	NewWithT(t).Expect(r).NotTo(Hold())
 	NewWithT(t).Expect(r).To(HaveEvidence("second sweep removed cgroup /sys/fs/cgroup/pids/faultwin/r1/s1"))
+}
+
+// TestP7: an entry where the supervisor keeps a workload's state is the
+// run's when it lies in the run's state dir, or under a host-global name
+// the preflight did not see; another run's state dir is the preflight's
+// business, and a driver that names no state leaves P7 unjudged.
+func TestP7(t *testing.T) {
+	g := NewWithT(t)
+	state := func(in *criteria.Input) {
+		in.Roots.State = []string{"{state}/runc/*", "/run/containerd/fifo/*/fw*"}
+		in.Window.Criteria = append(in.Window.Criteria, model.P7)
+	}
+	in := passing(t)
+	state(&in)
+	in.Preflight.State = []snapshots.File{{Path: "/run/containerd/fifo/old/fw1-stdin", Kind: "other"}}
+	in.AfterSweep2.State = []snapshots.File{
+		{Path: "/run/containerd/fifo/old/fw1-stdin", Kind: "other"},
+		{Path: "/var/lib/faultwin/r2/runc/abc", Kind: "dir"},
+	}
+	g.Expect(result(t, in, model.P7)).To(Hold())
+
+	in.AfterSweep2.State = append(in.AfterSweep2.State,
+		snapshots.File{Path: "/var/lib/faultwin/r1/runc/0123", Kind: "dir"},
+		snapshots.File{Path: "/run/containerd/fifo/x9/fw1-stdout", Kind: "other"})
+	r := result(t, in, model.P7)
+	g.Expect(r).NotTo(Hold())
+	g.Expect(r).To(HaveEvidence("state entry /var/lib/faultwin/r1/runc/0123 (dir): in the run's state dir"))
+	g.Expect(r).To(HaveEvidence("state entry /run/containerd/fifo/x9/fw1-stdout (other): appeared during the run"))
+	g.Expect(r.Summary).To(Equal("2 state entries of the run left after the second sweep"))
+
+	in = passing(t)
+	in.Window.Criteria = append(in.Window.Criteria, model.P7)
+	g.Expect(result(t, in, model.P7)).To(BeUnjudged())
+}
+
+// TestPreSeesStateEntries: a supervisor's state of a workload left by an
+// earlier run makes the host unclean.
+func TestPreSeesStateEntries(t *testing.T) {
+	g := NewWithT(t)
+	in := passing(t)
+	in.Roots.State = []string{"{state}/runc/*"}
+	in.Preflight.State = []snapshots.File{{Path: "/var/lib/faultwin/r0/runc/0123", Kind: "dir"}}
+	r := result(t, in, model.PRE)
+	g.Expect(r).NotTo(Hold())
+	g.Expect(r).To(HaveEvidence("state entry /var/lib/faultwin/r0/runc/0123 (dir): a supervisor's state of a workload, left by an earlier run"))
 }

@@ -16,6 +16,7 @@ var evaluators = map[string]func(*ctx) Result{
 	model.P4:  p4,
 	model.P5:  p5,
 	model.P6:  p6,
+	model.P7:  p7,
 	model.O1:  o1,
 	model.H1:  h1,
 	model.R1:  r1,

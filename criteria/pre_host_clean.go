@@ -117,6 +117,9 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []strin
 			report("socket "+so.Path, "socket "+so.Path+": no process listens on it (a killed server's), declared by the driver")
 		}
 	}
+	for _, f := range s.State {
+		report("state "+cleanPath(f.Path), fileLine("state entry", f)+": a supervisor's state of a workload, left by an earlier run")
+	}
 	for _, f := range s.X11 {
 		if under(f.Path, r.StateRoot) || under(f.Target, r.StateRoot) {
 			bad = append(bad, fileLine("x11", f)+": into state root")

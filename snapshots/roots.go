@@ -26,6 +26,10 @@ type Roots struct {
 	// ("/run/containerd/s/*"); a capture records each with whether a
 	// process listens on it.
 	Sockets []string `json:"sockets,omitempty"`
+	// State are globs of the entries where the supervisor keeps its
+	// workloads' state (model.HostNames.State); "{state}" stands for any
+	// run's state dir, <StateRoot>/*.
+	State []string `json:"state,omitempty"`
 	// Shared are findings the supervisor keeps for all its runs by design
 	// (globs over finding keys such as "chain ip filter NETAVARK_FORWARD" or
 	// "cgroup /faultwin/*/conmon"): captured and shown, never judged as a

@@ -138,6 +138,9 @@ type Snapshot struct {
 	// Sockets are the unix sockets matching Roots.Sockets. Rows from before
 	// it have none.
 	Sockets []Socket `json:"sockets,omitempty"`
+	// State are the entries matching Roots.State. Rows from before it
+	// have none.
+	State []File `json:"state,omitempty"`
 	// HostNS are the inodes of the namespaces (every kind) of the capturing
 	// harness and of pid 1: a namespace among them is never a run's. Rows
 	// from before it have none, and their namespace ties stay pid and mnt.

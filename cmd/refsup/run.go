@@ -33,6 +33,7 @@ verbs:
   points     list the compiled fault points (no daemon needed)
   sweep      clean up the run, daemon dead or alive [--bug name]...
   owned      print what the run's ledger says it owns (no daemon needed)
+  unlock     release a dead daemon's restore lock --checkpoint <id> (no daemon needed)
 `
 
 // run is the whole CLI; main only calls it.
@@ -53,6 +54,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		return cmdSweep(ctx, stdout, rest)
 	case "owned":
 		return cmdOwned(stdout, rest)
+	case "unlock":
+		return cmdUnlock(stdout, rest)
 	case "session-init":
 		return cmdSessionInit(rest)
 	case "subreaper":

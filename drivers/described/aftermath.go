@@ -80,7 +80,41 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	}
 	// the identities' first reads, the last look, then their second reads
 	a.After = hostview.Identities(names, d.locate, func() { d.look(ctx, a, "after_retry", names) })
+	d.rescue(ctx, a, w.Operation, rt)
 	return a
+}
+
+// rescue tries the description's expert steps in order while the user's
+// recovery left the workload lost: each step's calls, the retry again,
+// then the target's identity. It stops at the first that brings it back.
+func (d *Driver) rescue(ctx context.Context, a *model.Aftermath, op string, rt Retry) {
+	after, _ := workloadOf(a.After, a.Target)
+	if lost, ok := a.Loss(a.Target, after); !ok || lost == "" {
+		return
+	}
+	for _, e := range d.desc.Recovery.Expert {
+		if !e.applies(op) {
+			continue
+		}
+		r := model.Rescue{Step: e.Name, Desc: e.Desc, Target: a.Target, Calls: []int{}}
+		for _, cl := range append(slices.Clone(e.Run), rt.Run...) {
+			r.Calls = append(r.Calls, d.userCall(ctx, a, "expert", e.Name+": "+d.words(cl), cl))
+		}
+		r.After = hostview.Identities([]string{a.Target}, d.locate, nil)[0]
+		a.Rescues = append(a.Rescues, r)
+		if lost, _ := a.Loss(r.Target, r.After); lost == "" {
+			return
+		}
+	}
+}
+
+func workloadOf(ws []model.Workload, name string) (model.Workload, bool) {
+	for _, w := range ws {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return model.Workload{Name: name, Err: "not read"}, false
 }
 
 // words names a call by its command without the base: "container restore

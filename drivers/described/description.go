@@ -146,6 +146,10 @@ type Owns struct {
 	Chains []string `yaml:"chains"`
 	// Sockets: unix socket paths bound under host-global names.
 	Sockets []string `yaml:"sockets"`
+	// State: where the supervisor keeps each workload's state, one entry
+	// per workload ("{state}/runc/*"); "{state}" is the run's state dir.
+	// An entry of the run left after the sweeps fails P7.
+	State []string `yaml:"state"`
 }
 
 // Shared is a finding the supervisor keeps for all its runs by design.
@@ -585,6 +589,14 @@ func (c *checker) names(d *Description) {
 	globs("owns.netns", d.Owns.Netns)
 	globs("owns.chains", d.Owns.Chains)
 	globs("owns.sockets", d.Owns.Sockets)
+	for i, g := range d.Owns.State {
+		rest, inState := strings.CutPrefix(g, "{state}/")
+		_, err := path.Match(strings.ReplaceAll(g, "{state}", "x"), "")
+		switch {
+		case err != nil || (!inState && !path.IsAbs(g)) || strings.Contains(rest, "{") || rest == "*" || g == "/*":
+			c.addf(fmt.Sprintf("owns.state[%d]", i), "%q: give an absolute glob, or one under {state}/, whose every match is one workload's state (like {state}/runc/*)", g)
+		}
+	}
 	for i, s := range d.Shared {
 		globs(fmt.Sprintf("shared[%d].key", i), []string{s.Key})
 		if strings.TrimSpace(s.Why) == "" {
@@ -692,7 +704,8 @@ func (d *Description) Spec() model.DriverSpec {
 			phases[name] = phaseNames(op.Phases)
 		}
 	}
-	names := model.HostNames{Links: d.Owns.Links, Netns: d.Owns.Netns, Chains: d.Owns.Chains, Sockets: d.Owns.Sockets}
+	names := model.HostNames{Links: d.Owns.Links, Netns: d.Owns.Netns, Chains: d.Owns.Chains, Sockets: d.Owns.Sockets,
+		State: d.Owns.State}
 	for _, s := range d.Shared {
 		names.Shared = append(names.Shared, s.Key)
 	}

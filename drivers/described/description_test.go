@@ -114,6 +114,11 @@ func TestDescriptionErrors(t *testing.T) {
 		{"no recovery", "recovery:", "recovery_:", "unknown field"},
 		{"var in a var", "base: [demo", "vars: {a: \"demo\", b: \"{a} go\"}\nbase: [demo", "vars.b: {a} is another var"},
 		{"relative mounted", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: netns, mounted: \"netns/*\"}", "demo.yaml:13: operations.stop.phases[1].mounted: \"netns/*\": give the mount point's path glob from the root"},
+		{"expert step without run", "    stop: {expect: runs, run: [[\"{base}\", start, s1]]}", "    stop: {expect: runs, run: [[\"{base}\", start, s1]]}\n  expert:\n    - {name: fix-it, desc: fixes it}", "recovery.expert[0].run: missing"},
+		{"expert step badly named", "    stop: {expect: runs, run: [[\"{base}\", start, s1]]}", "    stop: {expect: runs, run: [[\"{base}\", start, s1]]}\n  expert:\n    - {name: Fix It, desc: fixes it, run: [[\"{base}\", fix]]}", "recovery.expert[0].name: \"Fix It\": name the step in lower case"},
+		{"expert step of no operation", "    stop: {expect: runs, run: [[\"{base}\", start, s1]]}", "    stop: {expect: runs, run: [[\"{base}\", start, s1]]}\n  expert:\n    - {name: fix, desc: fixes it, ops: [restore], run: [[\"{base}\", fix]]}", "recovery.expert[0].ops[0]: no operation restore"},
+		{"state glob of the whole state dir", "points:", "owns:\n  state: [\"{state}/*\"]\npoints:", "owns.state[0]: \"{state}/*\": give an absolute glob"},
+		{"relative state glob", "points:", "owns:\n  state: [\"runc/*\"]\npoints:", "owns.state[0]: \"runc/*\""},
 		{"mounted and appeared", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: netns, mounted: \"{state}/n/*\", appeared: helper}", "operations.stop.phases[1]: gives 2 kinds of evidence"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,7 +38,27 @@ type Recovery struct {
 	// Retry says, per operation, what the user runs again and what it
 	// should leave (continue, absent, runs).
 	Retry map[string]Retry `yaml:"retry"`
+	// Expert are the steps outside the supervisor's normal interface that
+	// someone who knows its insides takes when the user's recovery failed
+	// (remove a runtime's stale state, resume a frozen task). Each is tried
+	// in order, then the retry again; the first that brings the workload
+	// back is named in the row, and the outcome is stuck, not recovered.
+	Expert []Expert `yaml:"expert"`
 }
+
+// Expert is one expert recovery step.
+type Expert struct {
+	Name string `yaml:"name"`
+	Desc string `yaml:"desc"`
+	// Ops are the operations it applies to; none is every operation.
+	Ops []string  `yaml:"ops"`
+	Run []Command `yaml:"run"`
+}
+
+var expertName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// applies reports whether the step is tried after operation op.
+func (e Expert) applies(op string) bool { return len(e.Ops) == 0 || slices.Contains(e.Ops, op) }
 
 // List is a list call and how to read its output, one of two ways: Line,
 // a regexp each output line must match, whose named groups "name" and
@@ -150,6 +170,31 @@ func (c *checker) recovery(d *Description, vars []string) {
 		}
 		if rt.Target != "" {
 			c.command(f+".target", Command{rt.Target}, vars, false)
+		}
+	}
+	names := map[string]bool{}
+	for i, e := range r.Expert {
+		f := fmt.Sprintf("recovery.expert[%d]", i)
+		switch {
+		case !expertName.MatchString(e.Name):
+			c.addf(f+".name", "%q: name the step in lower case with dashes, like drop-runtime-state (the row names it)", e.Name)
+		case names[e.Name]:
+			c.addf(f+".name", "%q is the name of an earlier step", e.Name)
+		}
+		names[e.Name] = true
+		if e.Desc == "" {
+			c.addf(f+".desc", "missing; say what the step does and why a user would need it")
+		}
+		if len(e.Run) == 0 {
+			c.addf(f+".run", "missing; give the commands of the step (the retry is run again after them)")
+		}
+		for j, cmd := range e.Run {
+			c.command(fmt.Sprintf("%s.run[%d]", f, j), cmd, vars, true)
+		}
+		for j, op := range e.Ops {
+			if _, ok := d.Operations[op]; !ok {
+				c.addf(fmt.Sprintf("%s.ops[%d]", f, j), "no operation %s", op)
+			}
 		}
 	}
 }

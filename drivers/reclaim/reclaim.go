@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -107,6 +108,7 @@ func hostNames(p Plan, r *model.Reclaim, fail func(string, ...any)) {
 	}
 	deleteLinks(p.Roots.Links, r, fail)
 	removeStaleSockets(p.Roots.Sockets, r, fail)
+	removeStateEntries(p.Roots, r, fail)
 	deleteChains(p.Roots.Chains, p.EmptyTables, r, fail)
 }
 
@@ -290,6 +292,31 @@ func removeStaleSockets(globs []string, r *model.Reclaim, fail func(string, ...a
 			continue
 		}
 		r.FilesRemoved = append(r.FilesRemoved, s.Path)
+	}
+}
+
+// removeStateEntries removes the entries matching the roots' state globs
+// outside the state root (a killed shim's fifos): the run's own go with
+// its state dir. Sockets matching a state glob are left to
+// removeStaleSockets, which never touches one a process listens on.
+func removeStateEntries(roots snapshots.Roots, r *model.Reclaim, fail func(string, ...any)) {
+	for _, g := range roots.State {
+		paths, err := filepath.Glob(host.StateGlob(roots, g))
+		if err != nil {
+			fail("state %s: %v", g, err)
+			continue
+		}
+		for _, p := range paths {
+			fi, err := os.Lstat(p)
+			if err != nil || fi.Mode()&fs.ModeSocket != 0 || model.Within(p, roots.StateRoot) {
+				continue
+			}
+			if err := os.RemoveAll(p); err != nil {
+				fail("state entry %s: %v", p, err)
+				continue
+			}
+			r.FilesRemoved = append(r.FilesRemoved, p)
+		}
 	}
 }
 

@@ -90,12 +90,15 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	if t := a.Target; t != "" {
 		d.userCall(ctx, a, "look", "inspect "+t, "inspect", "--session", t)
 	}
+	var ckpt string
 	switch w.Operation {
 	case "restore":
-		a.Target = d.retryRestore(ctx, a, d.ckpt)
+		ckpt = d.ckpt
+		a.Target = d.retryRestore(ctx, a, "retry", ckpt)
 	case "checkpoint":
 		d.userCall(ctx, a, "retry", "retry checkpoint", "checkpoint", "--session", a.Target)
-		a.Target = d.retryRestore(ctx, a, d.newestCheckpoint(ctx, a, a.Target))
+		ckpt = d.newestCheckpoint(ctx, a, a.Target)
+		a.Target = d.retryRestore(ctx, a, "retry", ckpt)
 	case "destroy":
 		d.userCall(ctx, a, "retry", "retry destroy", "destroy", "--session", a.Target)
 	}
@@ -110,7 +113,35 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	}
 	// the identities' first reads, the last look, then their second reads
 	a.After = hostview.Identities(read, d.locate, func() { d.look(ctx, a, "after_retry", names) })
+	d.rescue(ctx, a, ckpt)
 	return a
+}
+
+// unlockStep is refsup's one expert step: releasing a checkpoint's restore
+// lock by hand (`refsup unlock`), which no user verb does.
+const unlockStep = "refsup-unlock"
+
+// rescue tries the expert step while the user's restore left the workload
+// lost: unlock the checkpoint, restore it again, read the new session.
+func (d *Driver) rescue(ctx context.Context, a *model.Aftermath, ckpt string) {
+	after := model.Workload{Name: a.Target, Err: "not read"}
+	for _, w := range a.After {
+		if w.Name == a.Target {
+			after = w
+		}
+	}
+	if lost, ok := a.Loss(a.Target, after); ckpt == "" || !ok || lost == "" {
+		return
+	}
+	r := model.Rescue{Step: unlockStep, Desc: "release the checkpoint's restore lock by hand (refsup unlock), then restore it again"}
+	r.Calls = append(r.Calls, d.userCall(ctx, a, "expert", unlockStep+": unlock "+ckpt, "unlock", "--checkpoint", ckpt))
+	r.Target = d.retryRestore(ctx, a, "expert", ckpt)
+	r.Calls = append(r.Calls, len(a.Calls)-1)
+	r.After = model.Workload{Name: r.Target, Err: "no session came out of the restore"}
+	if r.Target != "" {
+		r.After = hostview.Identities([]string{r.Target}, d.locate, nil)[0]
+	}
+	a.Rescues = append(a.Rescues, r)
 }
 
 // known are the sessions the precondition made, the checkpoint's origin
@@ -132,11 +163,11 @@ func (d *Driver) first() string {
 }
 
 // retryRestore restores ckpt as a user would and returns the new session.
-func (d *Driver) retryRestore(ctx context.Context, a *model.Aftermath, ckpt string) string {
+func (d *Driver) retryRestore(ctx context.Context, a *model.Aftermath, step, ckpt string) string {
 	if ckpt == "" {
 		return ""
 	}
-	i := d.userCall(ctx, a, "retry", "retry restore "+ckpt, "restore", "--checkpoint", ckpt)
+	i := d.userCall(ctx, a, step, "retry restore "+ckpt, "restore", "--checkpoint", ckpt)
 	var info api.SessionInfo
 	if a.Calls[i].Failed() || json.Unmarshal([]byte(a.Calls[i].Output), &info) != nil {
 		return ""

@@ -14,6 +14,10 @@ const Name = "refsup"
 // order the driver's Trigger knows them.
 var operations = []string{"restore", "checkpoint", "destroy", "sweep", "idle", model.OpHibernate, model.OpSave}
 
+// StateEntries are where refsup keeps its sessions' and checkpoints'
+// state, and its restore locks: the sweep removes them all.
+var StateEntries = []string{"{state}/sessions/*", "{state}/checkpoints/*", "{state}/locks/*"}
+
 // Spec publishes refsup's fault points, read from the table the supervisor
 // compiles in (fixtures/refsup/faults), so a point exists for the loader
 // exactly when the binary can fire it.
@@ -29,7 +33,8 @@ func Spec() model.DriverSpec {
 			CRIU: p.CRIU, FailRestore: p.FailRestore, Desc: p.Desc})
 	}
 	pts = append(pts, externalPoints...)
-	return model.DriverSpec{Name: Name, Operations: slices.Clone(operations), Points: pts, Precondition: precondition}
+	return model.DriverSpec{Name: Name, Operations: slices.Clone(operations), Points: pts, Precondition: precondition,
+		Names: model.HostNames{State: StateEntries}}
 }
 
 // precondition says what an operation needs that pre lacks: the armed

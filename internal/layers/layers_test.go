@@ -65,7 +65,7 @@ var testOnly = map[string][]string{
 	"*":                    {"internal/hosttest", "internal/procstat"},
 	"criteria":             {"criteria/matchers"},
 	"reports/render":       {"reports/replaytest", "snapshots"},
-	"reports/review":       {"reports/replaytest", "snapshots", "windows/definitions", "drivers/catalog"},
+	"reports/review":       {"reports/replaytest", "snapshots", "windows/definitions", "drivers/catalog", "reports/findings"},
 	"windows/definitions":  {"drivers/refsup"},
 	"windows/registration": {"drivers/refsup"},
 	"windows/expected":     {"criteria"},

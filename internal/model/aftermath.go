@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // What a user expects the retry of an interrupted operation to leave.
 const (
@@ -23,7 +27,10 @@ const AftermathGraded = 2
 const (
 	GradeKept      = "kept"      // the workload went on by itself: it ran on from its memory through the death
 	GradeRecovered = "recovered" // the user's recovery through the supervisor brought it back
-	GradeLost      = "lost"      // nothing the user did through the supervisor brought it back
+	// GradeStuck: only an expert step outside the supervisor's normal
+	// interface (a description's recovery.expert) brought it back.
+	GradeStuck = "stuck"
+	GradeLost  = "lost" // nothing the user did, not even an expert step, brought it back
 )
 
 // Workload states as a user reads them from the supervisor, and as the host
@@ -61,6 +68,10 @@ type Aftermath struct {
 	// the death interrupted (recorded from AftermathGraded on): one still
 	// running at its bound hung, as a recovery call that does.
 	Interrupted *UserCall `json:"interrupted,omitempty"`
+	// Rescues are the expert steps tried, in order, once the user's
+	// recovery left the workload lost; the first that brought it back
+	// ends them (it is a bug report's workaround).
+	Rescues []Rescue `json:"rescues,omitempty"`
 	// Version is the aftermath's judgement: AftermathGraded and later grade
 	// what the death cost (U1 is false for any loss, whatever the
 	// supervisor said). Rows recorded before it have none and are judged
@@ -70,6 +81,75 @@ type Aftermath struct {
 	// window; such a criterion is judged as holding, with the reason.
 	NotApplicable map[string]string `json:"not_applicable,omitempty"`
 	Err           string            `json:"err,omitempty"`
+}
+
+// Rescue is one expert step tried after the user's recovery: its own
+// calls, then the operation's retry again, then the target read.
+type Rescue struct {
+	Step string `json:"step"` // its name in the description
+	Desc string `json:"desc,omitempty"`
+	// Calls are the indexes into Aftermath.Calls of its calls.
+	Calls  []int    `json:"calls"`
+	Target string   `json:"target"`
+	After  Workload `json:"after"`
+}
+
+// Loss says what the user lost when target is left as after, judged
+// against what the retry should leave; "" is nothing. ok is false when
+// the workload's identity before the trigger, needed to tell, was not
+// read.
+func (a *Aftermath) Loss(target string, after Workload) (lost string, ok bool) {
+	switch a.Expect {
+	case ExpectContinue:
+		b, found := a.BeforeOf(a.Origin)
+		if !found || b.Boot == "" {
+			return "", false
+		}
+		switch {
+		case target == "":
+			return "no workload came out of the retry", true
+		case !after.Running():
+			return target + " does not run on: " + after.Text(), true
+		case after.Boot != b.Boot:
+			return target + " booted afresh: boot nonce " + b.Boot + " before, " + after.Boot + " after (its memory is gone)", true
+		case after.Marker != b.Marker:
+			return target + " is another workload: marker " + b.Marker + " before, " + after.Marker + " after", true
+		case after.Counter < b.Counter:
+			return target + " went back: counter " + strconv.Itoa(b.Counter) + " before, " + strconv.Itoa(after.Counter) + " after", true
+		}
+	case ExpectAbsent:
+		if after.Running() || len(after.PIDs) > 0 {
+			return target + " still runs after its removal: pids " + fmt.Sprint(after.PIDs), true
+		}
+	case ExpectRuns:
+		if !after.Running() {
+			return target + " does not run again: " + after.Text(), true
+		}
+	default:
+		return "", false
+	}
+	return "", true
+}
+
+// BeforeOf is the named workload's identity read before the trigger.
+func (a *Aftermath) BeforeOf(name string) (Workload, bool) {
+	for _, w := range a.Before {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Workload{}, false
+}
+
+// Text is the identity as a line of evidence.
+func (w Workload) Text() string {
+	if w.Err != "" {
+		return "unreadable (" + w.Err + ")"
+	}
+	if w.Counter2 == 0 {
+		return "boot " + w.Boot + ", counter " + strconv.Itoa(w.Counter) // read once
+	}
+	return "boot " + w.Boot + ", counter " + strconv.Itoa(w.Counter) + " then " + strconv.Itoa(w.Counter2)
 }
 
 // Workload is one workload's identity, read from the host: its payload

@@ -51,7 +51,12 @@ type HostNames struct {
 	// names (containerd's shims under /run/containerd/s); one no process
 	// listens on is a leftover.
 	Sockets []string
-	Shared  []string // finding-key globs kept by design for all runs
+	// State are globs of the entries where the supervisor keeps a
+	// workload's state (runc's state dir of a container, a shim's fifos,
+	// refsup's sessions); "{state}" in one stands for a run's state dir.
+	// An entry of the run left after the sweeps is a leftover (P7).
+	State  []string
+	Shared []string // finding-key globs kept by design for all runs
 }
 
 // DriverSpec is what a driver publishes about its supervisor, so the loader

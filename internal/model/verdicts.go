@@ -11,12 +11,15 @@ const (
 	P4  = "P4"
 	P5  = "P5"
 	P6  = "P6"
-	O1  = "O1"
-	H1  = "H1"
-	R1  = "R1"
-	R2  = "R2"
-	R3  = "R3"
-	R4  = "R4"
+	// P7: the supervisor's own state of the run's workloads (Roots.State)
+	// is gone after the sweeps.
+	P7 = "P7"
+	O1 = "O1"
+	H1 = "H1"
+	R1 = "R1"
+	R2 = "R2"
+	R3 = "R3"
+	R4 = "R4"
 	// What the death cost its user (Aftermath): the workload goes on, the
 	// supervisor answers, and what it reports is what the host shows.
 	U1 = "U1"
@@ -26,7 +29,7 @@ const (
 
 // CriterionIDs are the ids a window may list, in the order rows and windows
 // list them. PRE is judged for every window and is not listed.
-var CriterionIDs = []string{F1, O1, P1, P2, P3, P4, P5, P6, H1, R1, R2, R3, R4, U1, U2, U3}
+var CriterionIDs = []string{F1, O1, P1, P2, P3, P4, P5, P6, P7, H1, R1, R2, R3, R4, U1, U2, U3}
 
 // Window statuses.
 const (

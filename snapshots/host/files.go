@@ -218,3 +218,29 @@ func BoundSockets(proc string) (map[string]bool, error) {
 	}
 	return bound, nil
 }
+
+// StateGlob turns a Roots.State glob into a filesystem glob: "{state}"
+// is any run's state dir.
+func StateGlob(roots snapshots.Roots, g string) string {
+	return strings.ReplaceAll(g, "{state}", filepath.Join(roots.StateRoot, "*"))
+}
+
+// captureState lists the entries matching roots.State, sorted, a bad
+// glob leaving the capture incomplete. Equivalent to: ls -d GLOB.
+func captureState(roots snapshots.Roots, inc *incomplete) []snapshots.File {
+	var out []snapshots.File
+	for _, g := range roots.State {
+		paths, err := filepath.Glob(StateGlob(roots, g))
+		if err != nil {
+			inc.add("state %s: %v", g, err)
+			continue
+		}
+		for _, p := range paths {
+			if fi, err := os.Lstat(p); err == nil {
+				out = append(out, fileOf(p, fi.Mode()))
+			}
+		}
+	}
+	sortFiles(out)
+	return slices.CompactFunc(out, func(a, b snapshots.File) bool { return a.Path == b.Path })
+}

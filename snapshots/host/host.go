@@ -91,6 +91,7 @@ func (h Host) Capture(ctx context.Context, label string, roots snapshots.Roots, 
 		func() { s.Ledgers = captureLedgers(roots.StateRoot, inc) },
 		func() { s.Extra = captureExtra(roots.Extra, decoys.Files, inc) },
 		func() { s.Sockets = captureSockets(h.procRoot(), roots.Sockets, inc) },
+		func() { s.State = captureState(roots, inc) },
 		func() { s.Sysctls = captureSysctls(h.procRoot(), roots.Sysctls, inc) },
 		func() { s.Cgroups = captureCgroups(h.cgroupRoot(), inc) },
 	}

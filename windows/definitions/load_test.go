@@ -53,8 +53,8 @@ func TestLoadErrors(t *testing.T) {
 		{"point of another operation", strings.Replace(valid, "restore.during_criu", "checkpoint.after_dump", 1), []string{
 			"windows/a.yaml:3: point: checkpoint.after_dump is passed by operation checkpoint, not restore (use a restore.* point or operation: checkpoint)",
 			"windows/a.yaml:4: delays_ms: checkpoint.after_dump is not a timed point (remove delays_ms or use a timed point (checkpoint.during_criu, hibernate.during_criu, restore.during_criu, restore.ext_criu, restore.ext_criu_first, restore.ext_criu_only, restore.ext_start, save.during_criu))"}},
-		{"unknown criterion", strings.Replace(valid, "[F1, P1]", "[F1, P7]", 1), []string{
-			`windows/a.yaml:6: criteria[1]: unknown criterion "P7" (use F1, O1, P1, P2, P3, P4, P5, P6, H1, R1, R2, R3, R4, U1, U2, U3)`}},
+		{"unknown criterion", strings.Replace(valid, "[F1, P1]", "[F1, P9]", 1), []string{
+			`windows/a.yaml:6: criteria[1]: unknown criterion "P9" (use F1, O1, P1, P2, P3, P4, P5, P6, P7, H1, R1, R2, R3, R4, U1, U2, U3)`}},
 		{"repeated criterion", strings.Replace(valid, "[F1, P1]", "[F1, P1, F1]", 1), []string{
 			"windows/a.yaml:6: criteria[2]: criterion F1 repeated (first at line 6) (remove the repeat)"}},
 		{"F1 missing", strings.Replace(valid, "[F1, P1]", "[P1]", 1), []string{

@@ -371,6 +371,16 @@ var table = []mutant{
 	// plainly the supervisor answered.
 	{bug: "restore-drops-images", window: "W3C_20", status: model.StatusFail, fail: []string{model.U1}, recovery: true,
 		evidence: "the supervisor said"},
+	// W2 kills refsup after its restore took the checkpoint's lock. A
+	// restarted refsup that never clears its dead predecessor's locks
+	// refuses every restore of the checkpoint: the user is stuck until an
+	// expert releases the lock by hand, and the row names that step.
+	{bug: "stale-restore-lock", window: "W2", status: model.StatusFail, fail: []string{model.U1}, recovery: true,
+		evidence: "only the expert step refsup-unlock brought it back"},
+	// A failed restore (its CRIU killed) that keeps its lock, with a sweep
+	// that leaves the locks: a state entry of the run after the sweeps.
+	{bug: "leave-restore-lock", window: "W3C_20", status: model.StatusFail, fail: []string{model.P7}, recovery: true,
+		evidence: "/locks/"},
 }
 
 var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
@@ -431,7 +441,7 @@ var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
 			}
 		}
 		for _, id := range []string{model.P1, model.P2, model.P3, model.P4, model.P5,
-			model.P6, model.O1, model.F1, model.H1, model.R1, model.R2, model.R3, model.R4, model.U1, model.U2, model.U3} {
+			model.P6, model.P7, model.O1, model.F1, model.H1, model.R1, model.R2, model.R3, model.R4, model.U1, model.U2, model.U3} {
 			Expect(covered).To(HaveKey(id), "no mutant makes %s fail: a check that cannot fail", id)
 		}
 	})

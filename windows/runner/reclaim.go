@@ -36,6 +36,7 @@ func WithNames(roots snapshots.Roots, n model.HostNames) snapshots.Roots {
 	roots.Netns = add(append([]string(nil), roots.Netns...), n.Netns)
 	roots.Chains = add(append([]string(nil), roots.Chains...), n.Chains)
 	roots.Sockets = add(append([]string(nil), roots.Sockets...), n.Sockets)
+	roots.State = add(append([]string(nil), roots.State...), n.State)
 	roots.Shared = add(append([]string(nil), roots.Shared...), n.Shared)
 	return roots
 }

@@ -228,7 +228,7 @@ func (x *attempt) preflight() bool {
 func (x *attempt) othersLeft(label string) ([]string, error) {
 	all := AllRoots(x.in.Roots)
 	if slices.Equal(all.Links, x.in.Roots.Links) && slices.Equal(all.Netns, x.in.Roots.Netns) &&
-		slices.Equal(all.Chains, x.in.Roots.Chains) && slices.Equal(all.Sockets, x.in.Roots.Sockets) {
+		slices.Equal(all.Chains, x.in.Roots.Chains) && slices.Equal(all.Sockets, x.in.Roots.Sockets) && slices.Equal(all.State, x.in.Roots.State) {
 		return nil, nil
 	}
 	j, err := reclaim.Judge(x.ctx, label+" (every supervisor's names)", all)
