@@ -655,3 +655,34 @@ func TestPreSeesStateEntries(t *testing.T) {
 	g.Expect(r).NotTo(Hold())
 	g.Expect(r).To(HaveEvidence("state entry /var/lib/faultwin/r0/runc/0123 (dir): a supervisor's state of a workload, left by an earlier run"))
 }
+
+// TestF1Control: a disarmed window holds F1 when its trigger reached the
+// armed point and killed nothing; one that killed, or never got there, is
+// INVALID as a faulted window that missed would be.
+func TestF1Control(t *testing.T) {
+	control := func(t *testing.T) criteria.Input {
+		in := passing(t)
+		in.Window.Fault.Disarmed = true
+		last := &in.Trace[len(in.Trace)-1]
+		last.Point, last.Fired, last.Note = in.Window.Fault.Point, false, model.ControlNote+"; present: criu 4201"
+		in.Death = model.Death{Reaped: true}
+		return in
+	}
+	g := NewWithT(t)
+	r := result(t, control(t), model.F1)
+	g.Expect(r).To(Hold())
+	g.Expect(r.Summary).To(Equal("control: the trigger reached restore.during_criu and killed nothing"))
+
+	in := control(t)
+	in.Death.Victims = []model.Victim{{Role: "criu", Comm: "criu", PID: model.PID{PID: 4201}}}
+	g.Expect(result(t, in, model.F1)).To(HaveEvidence("a control killed criu criu pid 4201"))
+	g.Expect(criteria.Evaluate(in)).To(HaveStatus(model.StatusInvalid))
+
+	in = control(t)
+	in.Trace = in.Trace[:len(in.Trace)-1]
+	g.Expect(result(t, in, model.F1)).To(HaveEvidence("the disarmed trigger never reached restore.during_criu"))
+
+	in = control(t)
+	in.Death.Signaled, in.Death.Signal = true, "SIGKILL"
+	g.Expect(result(t, in, model.F1)).NotTo(Hold())
+}

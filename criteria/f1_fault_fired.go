@@ -19,6 +19,9 @@ func f1(c *ctx) Result {
 	if f.Point == "" {
 		j.fail("window arms no fault point")
 	}
+	if f.Disarmed {
+		return control(j, c)
+	}
 	var fired []model.TracePoint
 	for _, t := range c.in.Trace {
 		if t.Fired {
@@ -135,6 +138,9 @@ func landing(j *judge, f model.Fault, l *model.Landing) {
 	if l.Phase == "" {
 		where = "kill landed before any phase was entered"
 	}
+	if f.Disarmed {
+		where = "disarmed: the " + where
+	}
 	where += "; phases entered: " + strings.Join(seen, ", ")
 	switch {
 	case f.LandsIn == "":
@@ -154,4 +160,42 @@ func isSIGKILL(s string) bool {
 		return true
 	}
 	return false
+}
+
+// control ends F1 of a disarmed window: its trigger must have reached the
+// armed point (and phase) as the faulted window's would have, and killed
+// nothing, so the control measured the same instant with no fault. A
+// control that never got there is INVALID as a faulted window would be.
+func control(j *judge, c *ctx) Result {
+	f, d := c.in.Window.Fault, c.in.Death
+	reached := false
+	for _, t := range c.in.Trace {
+		if (t.Point == f.Point || t.Point == f.String()) && strings.HasPrefix(t.Note, model.ControlNote) {
+			reached = true
+			j.note("reached " + t.Point + " at " + t.Time.UTC().Format(time.RFC3339Nano) + ": " + t.Note)
+		}
+		if t.Fired {
+			j.fail("a control fired " + t.Point + ": " + t.Note)
+		}
+	}
+	if !reached && f.Point != "" {
+		j.fail("the disarmed trigger never reached " + f.Point + " (" + plural(len(c.in.Trace), "trace point", "trace points") + ")")
+	}
+	for _, v := range d.Victims {
+		j.fail("a control killed " + v.Role + " " + v.Comm + " pid " + strconv.Itoa(v.PID.PID))
+	}
+	switch {
+	case d.Signaled:
+		j.fail("the operation died of signal " + strconv.Quote(d.Signal) + " with nothing killed by the harness")
+	case d.OpErr != "":
+		j.note("the operation returned " + strconv.Quote(d.OpErr) + " with no fault (judged by the other criteria)")
+	default:
+		j.note("the operation returned success")
+	}
+	if !d.Reaped {
+		j.fail("operation's process not reaped")
+	}
+	landing(j, f, d.Landing)
+	return j.result("control: the trigger reached "+f.Point+" and killed nothing",
+		func(int) string { return "the control did not reach " + f.Point + " as armed, or killed" })
 }

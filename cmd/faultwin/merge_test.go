@@ -86,7 +86,7 @@ func shardRun(t *testing.T, dir, name string, sh *review.Shard, passes int, prov
 	r := &pairRunner{plan: plan, in: in, kernel: kernel, load: 0.5}
 	s := &windowSession{windows: ws, runner: r, Session: &runner.Session{Prov: &prov, Rows: w, Results: path}}
 	var out bytes.Buffer
-	err = soakShard(context.Background(), &out, s, passes, sh)
+	err = soakShard(context.Background(), &out, s, passes, sh, false)
 	if cerr := closeSession(s, nil); cerr != nil {
 		t.Fatal(cerr)
 	}
@@ -352,7 +352,7 @@ func TestMergeCoverage(t *testing.T) {
 	r := &pairRunner{plan: review.ShardPairs(mergeWindows, 3, sh), in: outcomes, kernel: "k", load: 0.1}
 	stop := &stopAfter{windowRunner: r, n: 1, cancel: cancel}
 	s := &windowSession{windows: ws, runner: stop, Session: &runner.Session{Prov: &runner.Provenance{Commit: "5e45759"}, Rows: w, Results: p2}}
-	soakShard(ctx, &bytes.Buffer{}, s, 3, &sh)
+	soakShard(ctx, &bytes.Buffer{}, s, 3, &sh, false)
 	closeSession(s, nil)
 	out, code, _ = runVerb(t, "merge", paths[0], p2, paths[2])
 	if code != exitUnverified || !strings.Contains(out, "- coverage: 2 pairs of 9 missing: W3_80 pass 2 (shard 2/3), W3_80 pass 3 (shard 2/3)") ||

@@ -11,6 +11,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/findings"
 	"faultwin/reports/render"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
@@ -18,8 +19,8 @@ import (
 	"faultwin/windows/runner"
 )
 
-const soakUsage = `usage: faultwin soak [-n 20] [--shard k/n] [--windows DIR] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
-       faultwin soak --summary [--prom FILE.prom] FILE|DIR...
+const soakUsage = `usage: faultwin soak [-n 20] [--control] [--shard k/n] [--windows DIR] [--label-filter F] [--results FILE] [--state-root DIR] [--refsup BIN]
+       faultwin soak --summary [--caused-only] [--prom FILE.prom] FILE|DIR...
 
 Runs N full passes over the selected windows, one at a time, appending every
 row to one JSONL file. It never stops at a failure: a flaky window shows as a
@@ -40,6 +41,21 @@ without running anything; with --prom it also writes those numbers, and
 each file's chain and seal state, in the Prometheus text format for
 node-exporter's textfile collector (written to a temporary file in the same
 directory, then renamed; see docs/soak.md for the metrics).
+
+--control runs, right after each window, its control: the same window
+disarmed (the same precondition, operation, aftermath, sweeps and
+criteria; the trigger watches and records where it would have fired, and
+kills nothing). The order is A B A B..., the control's row marked by its
+window's fault (disarmed). Only windows on an external trigger can be
+disarmed; the others run alone, and the output names them. The summary
+then compares each window's failures with its control's (see
+docs/soak.md): per failed criterion and evidence class, the faulted k/N
+beside the control k/N, the difference with its 95% interval (Newcombe's
+method on the two Wilson intervals) and a verdict: caused by the kill
+(the interval excludes zero), baseline (the control fails the same way)
+or not separable yet (with how many more runs of each would decide).
+--caused-only, with --summary, makes the exit status count only the
+failures caused by the kill: 1 when there is one, whatever else failed.
 
 --shard k/n runs shard k of n of the soak, so n machines share one soak:
 every shard selects the same windows with the same -n, numbers the soak's
@@ -76,6 +92,8 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	summary := fs.Bool("summary", false, "summarise the rows of FILE|DIR... instead of running")
 	shardFlag := fs.String("shard", "", "run shard `k/n` of the soak's (window, pass) pairs (1 <= k <= n)")
 	prom := fs.String("prom", "", "with --summary: also write the summary in the Prometheus text format to this `file` (atomically)")
+	withControl := fs.Bool("control", false, "run each window's control (the window disarmed) right after it: A B A B...")
+	causedOnly := fs.Bool("caused-only", false, "with --summary: exit 1 only for failures caused by the kill (not seen as often in the controls)")
 	wf := addWindowFlags(fs, "out/soak.jsonl")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -86,8 +104,14 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	if err := promPath(fs, *prom); err != nil {
 		return err
 	}
+	if *causedOnly && !*summary {
+		return fs.usagef("--caused-only: only with --summary (it chooses which failures the exit status counts)")
+	}
 	if *summary {
-		return soakSummary(stdout, fs.Args(), *prom)
+		return soakSummary(stdout, fs.Args(), *prom, *causedOnly)
+	}
+	if *withControl && *shardFlag != "" {
+		return fs.usagef("--control with --shard: a shard's pairs are numbered without controls; run the A/B soak unsharded")
 	}
 	if fs.NArg() > 0 {
 		return fs.usagef("unexpected arguments %q (did you mean --summary?)", fs.Args())
@@ -108,18 +132,21 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 		return err
 	}
 	defer func() { err = closeSession(s, err) }()
-	return soakShard(ctx, stdout, s, *n, shard)
+	return soakShard(ctx, stdout, s, *n, shard, *withControl)
 }
 
 // soak runs every (window, pass) pair of an n-pass soak.
 func soak(ctx context.Context, stdout io.Writer, s *windowSession, n int) error {
-	return soakShard(ctx, stdout, s, n, nil)
+	return soakShard(ctx, stdout, s, n, nil, false)
 }
 
 // soakShard runs the pairs of an n-pass soak that shard runs (all of them
 // when shard is nil), in pass-major order. A shard's session opens with a
 // marker recording the shard, so merge can tell each row's pair.
-func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, shard *review.Shard) error {
+//
+// With control, each window that can be disarmed is followed by its
+// control (A B A B ...); the rows say which is which.
+func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, shard *review.Shard, control bool) error {
 	byID := map[string]model.Window{}
 	var ids []string
 	for _, w := range s.windows {
@@ -136,8 +163,30 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 		}
 		mark = &rows.ShardMark{K: shard.K, N: shard.N, Passes: n, Windows: ids, Rule: review.ShardRule}
 	}
-	total := len(plan)
-	if shard != nil {
+	type run struct {
+		win  model.Window
+		pass int
+	}
+	var runs []run
+	var alone []string
+	for _, p := range plan {
+		win := byID[p.Window]
+		runs = append(runs, run{win, p.Pass})
+		switch {
+		case control && runner.Disarmable(win):
+			runs = append(runs, run{runner.Control(win), p.Pass})
+		case control && p.Pass == 1:
+			alone = append(alone, win.ID)
+		}
+	}
+	total := len(runs)
+	if control {
+		fmt.Fprintf(stdout, "soak: %d passes over %d windows, each followed by its control (A B A B ...): %d rows, appended to %s\n",
+			n, len(s.windows), total, s.Results)
+		if len(alone) > 0 {
+			fmt.Fprintf(stdout, "soak: no control for %s: their points fire inside the supervisor and cannot be disarmed\n", strings.Join(alone, " "))
+		}
+	} else if shard != nil {
 		fmt.Fprintf(stdout, "soak: shard %s (%s): %d of the %d rows of %d passes over %d windows, appended to %s\n",
 			shard, review.ShardRule, total, n*len(ids), n, len(ids), s.Results)
 	} else {
@@ -146,8 +195,8 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 	var rs []rows.Row
 	var passes []int
 	t0 := time.Now()
-	for _, p := range plan {
-		win := byID[p.Window]
+	for _, p := range runs {
+		win := p.win
 		if ctx.Err() != nil {
 			fmt.Fprintf(stdout, "soak: interrupted after %d of %d rows\n", len(rs), total)
 			serr := s.Seal(fmt.Sprintf("soak interrupted after %d of %d rows: %v", len(rs), total, ctx.Err()))
@@ -170,26 +219,35 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 		if err != nil {
 			// Without a place to write evidence the soak measures
 			// nothing more: stop, and say so as a harness error.
-			msg := fmt.Sprintf("soak: window %s, pass %d: %v", win.ID, p.Pass, err)
+			msg := fmt.Sprintf("soak: window %s, pass %d: %v", label(win), p.pass, err)
 			serr := soakEnd(stdout, s, rs, passes, t0)
 			return errors.Join(statusExit{exitError, msg}, serr, s.Seal("stopped: "+msg))
 		}
 		rs = append(rs, *row)
-		passes = append(passes, p.Pass)
+		passes = append(passes, p.pass)
 		done := len(rs)
 		eta := time.Duration(float64(time.Since(t0)) / float64(done) * float64(total-done))
-		fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %5.1fs load %.2f eta %s\n", p.Pass, n, win.ID, row.Status,
+		fmt.Fprintf(stdout, "[%d/%d] %-8s %-7s %5.1fs load %.2f eta %s\n", p.pass, n, label(win), row.Status,
 			row.Run.Finished.Sub(row.Run.Started).Seconds(), row.Host.LoadBefore[0], clock(eta))
 		if len(o.HostLeft) > 0 {
 			fmt.Fprint(stdout, runner.StopMessage(win.ID, o, total-done, s.StateRoot()))
 			note := fmt.Sprintf("soak stopped after %s in pass %d: the host was left unclean (%d leftovers); %d of %d rows not run",
-				win.ID, p.Pass, len(o.HostLeft), total-done, total)
+				label(win), p.pass, len(o.HostLeft), total-done, total)
 			fmt.Fprintf(stdout, "NOT RUN: %s\n", note)
 			code := stoppedCode(soakEnd(stdout, s, rs, passes, t0))
 			return errors.Join(statusExit{code, note}, s.Seal(note))
 		}
 	}
 	return soakEnd(stdout, s, rs, passes, t0)
+}
+
+// label names a window in progress lines: its id, and "control" for one
+// run disarmed.
+func label(w model.Window) string {
+	if w.Fault.Disarmed {
+		return w.ID + review.ControlSuffix
+	}
+	return w.ID
 }
 
 // harnessOutcome stands in for a window the runner could not run at all,
@@ -227,7 +285,7 @@ func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, passes []int, t0
 // seal markers are not rows: they are checked, not summarised. With prom
 // set, the same summaries and each file's checks are written there in the
 // Prometheus text format.
-func soakSummary(stdout io.Writer, args []string, prom string) error {
+func soakSummary(stdout io.Writer, args []string, prom string, causedOnly bool) error {
 	paths, err := evidenceFiles("soak", args)
 	if err != nil {
 		return err
@@ -262,6 +320,12 @@ func soakSummary(stdout io.Writer, args []string, prom string) error {
 		if err := review.WriteSummary(stdout, sums); err != nil {
 			return err
 		}
+		if slices.ContainsFunc(rs, func(r rows.Row) bool { return r.Window.Fault.Disarmed }) {
+			fmt.Fprintf(stdout, "\n%s: each window's failures against its control's\n", p)
+			if err := review.WriteAB(stdout, review.AB(rs, findings.Class)); err != nil {
+				return err
+			}
+		}
 		all = append(all, rs...)
 		pm.Windows = append(pm.Windows, render.PromWindows{File: p, Sums: sums})
 		pm.Files = append(pm.Files, render.PromFile{Path: p, Rows: len(rs), ChainOK: verr == nil, Seal: c.Sealing()})
@@ -283,7 +347,34 @@ func soakSummary(stdout io.Writer, args []string, prom string) error {
 	if len(unsealed) > 0 {
 		return statusExit{exitUnverified, fmt.Sprintf("soak --summary: %d session(s) without a seal (see the lines above): the run never finished or the file was cut; run `faultwin replay` on them", len(unsealed))}
 	}
+	if causedOnly {
+		return causedExit(stdout, all)
+	}
 	return exitFor(tallyRows(all))
+}
+
+// causedExit is the exit status counting, of the failures, only those
+// caused by the kill (review.CausedOnly): a harness error still counts,
+// and INVALID rows still say they measured nothing.
+func causedExit(stdout io.Writer, rs []rows.Row) error {
+	caused := review.CausedOnly(review.AB(rs, findings.Class))
+	t := tallyRows(rs)
+	switch {
+	case t.rows[model.StatusError] > 0:
+		return statusExit{exitError, t.of(model.StatusError) + ": the harness broke"}
+	case len(caused) > 0:
+		var names []string
+		for _, a := range caused {
+			names = append(names, a.Window+" "+a.Criterion)
+		}
+		return statusExit{exitFail, fmt.Sprintf("%d failure(s) caused by the kill: %s", len(caused), strings.Join(names, ", "))}
+	case t.rows[model.StatusInvalid] > 0:
+		return statusExit{exitInvalid, t.of(model.StatusInvalid) + " (not measurements)"}
+	}
+	if t.rows[model.StatusFail] > 0 {
+		fmt.Fprintf(stdout, "soak --summary --caused-only: %s, none caused by the kill (baseline, or not separable yet)\n", t.of(model.StatusFail))
+	}
+	return nil
 }
 
 func maxPass(rs []rows.Row) int {

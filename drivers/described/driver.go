@@ -197,7 +197,7 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		Run: d.run, Roles: d.roles(), Watch: d.point.Watch, Kill: d.point.Kill,
 		Phases: d.phases(op), WatchPhase: d.point.Phase,
 		Delay:  time.Duration(d.fault.DelayMS) * time.Millisecond,
-		Within: d.timeout(), GoneWait: 3 * time.Second,
+		Within: d.timeout(), GoneWait: 3 * time.Second, Disarmed: d.fault.Disarmed,
 	}
 	w, werr := triggers.Start(ctx, plan, d.opStart)
 	if werr != nil {

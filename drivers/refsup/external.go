@@ -43,7 +43,7 @@ func (d *Driver) startExternal(ctx context.Context, pt model.Point) error {
 	w, err := triggers.Start(ctx, triggers.Plan{
 		Run: d.run, Roles: []triggers.Role{criuRole}, Watch: pt.Watch, Kill: pt.Kill,
 		Delay:  time.Duration(d.fault.DelayMS) * time.Millisecond,
-		Within: 30 * time.Second, GoneWait: 3 * time.Second,
+		Within: 30 * time.Second, GoneWait: 3 * time.Second, Disarmed: d.fault.Disarmed,
 	}, daemon)
 	if err != nil {
 		return err

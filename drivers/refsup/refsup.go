@@ -202,6 +202,11 @@ func (d *Driver) operation(ctx context.Context, args ...string) error {
 // environment of the sweep process instead: the daemon is dead by then.
 func (d *Driver) Arm(ctx context.Context, f model.Fault) error {
 	d.fault = f
+	if f.Disarmed && !isExternal(f.Point) {
+		// the point fires inside refsup (or its sweep), whose death every
+		// later step of such a window (Reap, the restart) waits for
+		return fmt.Errorf("point %s fires inside refsup and cannot be disarmed: only refsup's windows on an external trigger run as controls", f.Point)
+	}
 	if strings.HasPrefix(f.Point, "sweep.") || isExternal(f.Point) {
 		return nil
 	}

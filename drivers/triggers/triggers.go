@@ -111,6 +111,9 @@ type Plan struct {
 	// GoneWait bounds the wait for each victim to be seen gone after its
 	// SIGKILL, before the next role is killed; zero: DefaultGoneWait.
 	GoneWait time.Duration
+	// Disarmed: watch and record where the trigger would fire (its
+	// landing and the run's processes then), and kill nothing.
+	Disarmed bool
 }
 
 // Appearance is the first process of the run seen with a role.
@@ -137,6 +140,8 @@ type Result struct {
 	// Landing is the phases entered up to the kill and the one it landed
 	// in; nil when the plan declares no phases.
 	Landing *model.Landing
+	// Disarmed: the plan was, so Fired says only where it would have.
+	Disarmed bool
 }
 
 // Watcher is one running trigger.
@@ -369,6 +374,9 @@ func (w *Watcher) fire() {
 	w.res.FiredAt = time.Now()
 	w.res.Present = w.sc.present()
 	w.res.Landing = w.sc.landing()
+	if w.res.Disarmed = w.plan.Disarmed; w.res.Disarmed {
+		return
+	}
 	for n, k := range w.kill {
 		name := w.plan.Kill[n]
 		if k < 0 {
@@ -408,6 +416,14 @@ func (r Result) TracePoints(point string) []model.TracePoint {
 	}
 	if !r.Fired {
 		return append(out, model.TracePoint{Point: point, Time: r.Start, Note: model.NotFiredNote(r.Reason)})
+	}
+	if r.Disarmed {
+		notes := []string{model.ControlNote}
+		if r.Landing != nil {
+			notes = append(notes, "would have landed in phase "+orNone(r.Landing.Phase))
+		}
+		notes = append(notes, model.PresentNote(r.Present))
+		return append(out, model.TracePoint{Point: point, Time: r.FiredAt, Note: strings.Join(notes, "; ")})
 	}
 	var notes []string
 	pid := 0

@@ -112,7 +112,16 @@ type Fault struct {
 	// LandsIn is the phase of the operation, as the driver observes it from
 	// outside, where the kill must land; F1 fails when it landed elsewhere.
 	LandsIn string `json:"lands_in,omitempty"`
+	// Disarmed makes the window a control: the same precondition,
+	// operation, aftermath, sweeps and criteria, with the trigger watching
+	// and recording where it would have fired, and nothing killed. What a
+	// control fails, the supervisor fails without the fault.
+	Disarmed bool `json:"disarmed,omitempty"`
 }
+
+// ControlNote starts the note of a disarmed trigger's point: it would
+// have fired there, and killed nothing.
+const ControlNote = "control: would have fired here, nothing killed"
 
 // String spells f as `<point>[+<ms>][!criu]`.
 func (f Fault) String() string {

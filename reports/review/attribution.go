@@ -97,7 +97,7 @@ type WindowAB struct {
 }
 
 // isControl reads the row's arm in one place, so the field can move.
-func isControl(r rows.Row) bool { return r.Run.Control }
+func isControl(r rows.Row) bool { return r.Window.Fault.Disarmed }
 
 // AB compares each window's faulted rows with its control rows, windows in
 // Summarize's order. class names a failure's evidence (the report passes

@@ -72,7 +72,7 @@ func abRow(t *testing.T, window, status string, control bool, results ...criteri
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rows.Row{Window: model.Window{ID: window}, Status: status, Criteria: raw, Run: rows.Run{Control: control}}
+	return rows.Row{Window: model.Window{ID: window, Fault: model.Fault{Disarmed: control}}, Status: status, Criteria: raw}
 }
 
 // arm is n measured rows of window, k of them FAILing with a leak.

@@ -432,9 +432,10 @@ func SummarizePasses(rs []rows.Row, passes []int) []WindowSummary {
 		if r.Status == model.StatusPass {
 			continue
 		}
-		s := &sums[at[r.Window.ID]]
-		s.NotPass[next[r.Window.ID]].Pass = passes[i]
-		next[r.Window.ID]++
+		id := SummaryID(r)
+		s := &sums[at[id]]
+		s.NotPass[next[id]].Pass = passes[i]
+		next[id]++
 	}
 	return sums
 }

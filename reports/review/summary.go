@@ -95,7 +95,7 @@ func Summarize(rs []rows.Row) []WindowSummary {
 	by := map[string]*WindowSummary{}
 	var loads, secs = map[string][]float64{}, map[string][]float64{}
 	for i, r := range rs {
-		id := r.Window.ID
+		id := SummaryID(r)
 		s := by[id]
 		if s == nil {
 			s = &WindowSummary{Window: id, Family: r.Window.Family, Driver: rowDriver(r), Failed: map[string]int{}}
@@ -138,6 +138,19 @@ func Summarize(rs []rows.Row) []WindowSummary {
 	}
 	sort.Slice(out, func(i, j int) bool { return model.CompareIDs(out[i].Window, out[j].Window) < 0 })
 	return out
+}
+
+// ControlSuffix follows a window's id where its control rows are
+// summarised apart from its faulted ones ("PCL9 control").
+const ControlSuffix = " control"
+
+// SummaryID is the row's window id, with ControlSuffix for a control: the
+// two arms of an A/B soak are never one rate.
+func SummaryID(r rows.Row) string {
+	if isControl(r) {
+		return r.Window.ID + ControlSuffix
+	}
+	return r.Window.ID
 }
 
 // rowDriver is the driver a row records, else its window's (refsup when

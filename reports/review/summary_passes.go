@@ -17,12 +17,13 @@ func Passes(rs []rows.Row) []int {
 	var commit string
 	var dirty bool
 	for i, r := range rs {
-		if pass == 0 || seen[r.Window.ID] || r.Run.Commit != commit || r.Run.Dirty != dirty {
+		id := SummaryID(r)
+		if pass == 0 || seen[id] || r.Run.Commit != commit || r.Run.Dirty != dirty {
 			pass++
 			seen = map[string]bool{}
 			commit, dirty = r.Run.Commit, r.Run.Dirty
 		}
-		seen[r.Window.ID] = true
+		seen[id] = true
 		out[i] = pass
 	}
 	return out

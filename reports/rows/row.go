@@ -76,8 +76,6 @@ type Run struct {
 	// Bugs are the known-bug switches the supervisor ran with: a row of a
 	// mutant run, whose FAIL is the bug planted on purpose.
 	Bugs []string `json:"bugs,omitempty"`
-	// Control: the window ran disarmed (its trigger watched and recorded, nothing killed): the baseline its faulted runs are compared with.
-	Control bool `json:"control,omitempty"`
 }
 
 // SetLog stores a log under name, cut to its last LogLimit bytes at a UTF-8

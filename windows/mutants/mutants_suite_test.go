@@ -285,16 +285,18 @@ var table = []mutant{
 	// restored tree's namespaces set up: its forked restorer tasks exist at
 	// every kill, so the bug shows every time (a clock cannot promise that).
 	// The restorers hold the session's mounts and cgroups, and the sweep
-	// keeps the ledger while they live.
+	// keeps the ledger, and the sessions' state with it (P7), while they
+	// live.
 	{bug: "criu-by-name", window: "W4R", status: model.StatusFail,
-		fail:     []string{model.P1, model.P2, model.P3, model.P4, model.P6},
+		fail:     []string{model.P1, model.P2, model.P3, model.P4, model.P6, model.P7},
 		evidence: "criu", next: "W4_150", nextEvidence: "criu"},
 	// The control: the correct sweep meets the same unkillable stray, reports
 	// it as a survivor and keeps the ledger (P4), so nothing is unowned; the
-	// stray keeps its session's cgroups too (P3).
-	{bug: "", window: "W11", status: model.StatusFail, fail: []string{model.P1, model.P3, model.P4, model.P6},
+	// stray keeps its session's cgroups too (P3), and the sweep the
+	// session's state (P7).
+	{bug: "", window: "W11", status: model.StatusFail, fail: []string{model.P1, model.P3, model.P4, model.P6, model.P7},
 		evidence: "sleep", stray: true},
-	{bug: "drop-ledger-survivor", window: "W11", status: model.StatusFail, fail: []string{model.P1, model.P3, model.P6},
+	{bug: "drop-ledger-survivor", window: "W11", status: model.StatusFail, fail: []string{model.P1, model.P3, model.P6, model.P7},
 		evidence: "sleep", stray: true, next: "W12", nextEvidence: "sleep"},
 	// With the namespace held, the control W8L passes: the correct sweep
 	// deletes CRIU's lock table before it unmounts the namespace.
@@ -307,7 +309,8 @@ var table = []mutant{
 		evidence: "ledger"},
 	{bug: "substring-paths", window: "W11", status: model.StatusFail, fail: []string{model.P5},
 		evidence: "decoy"},
-	{bug: "unledgered-mount", window: "W11", status: model.StatusFail, fail: []string{model.O1, model.P2, model.P6},
+	// (the session's dir, with the mount in it, stays: P7)
+	{bug: "unledgered-mount", window: "W11", status: model.StatusFail, fail: []string{model.O1, model.P2, model.P6, model.P7},
 		evidence: "stage"},
 	{bug: "leave-table", window: "W11", status: model.StatusFail, fail: []string{model.P3},
 		evidence: "faultwin_"},
@@ -377,8 +380,9 @@ var table = []mutant{
 	// expert releases the lock by hand, and the row names that step.
 	{bug: "stale-restore-lock", window: "W2", status: model.StatusFail, fail: []string{model.U1}, recovery: true,
 		evidence: "only the expert step refsup-unlock brought it back"},
-	// A failed restore (its CRIU killed) that keeps its lock, with a sweep
-	// that leaves the locks: a state entry of the run after the sweeps.
+	// A restore that succeeds (the user's retry, after the death of its
+	// CRIU) and never releases its lock, with a sweep that leaves the
+	// locks: a state entry of the run after the sweeps.
 	{bug: "leave-restore-lock", window: "W3C_20", status: model.StatusFail, fail: []string{model.P7}, recovery: true,
 		evidence: "/locks/"},
 }

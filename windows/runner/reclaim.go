@@ -78,3 +78,22 @@ func (x *attempt) reclaim() {
 		return nil
 	})
 }
+
+// Disarmable reports whether w can run as a control (model.Fault.Disarmed):
+// its point is an external trigger's, which can watch without killing. A
+// point compiled into the supervisor fires inside it, and every later step
+// of its window waits for the death.
+func Disarmable(w model.Window) bool {
+	spec, ok := catalog.Spec(driverOf(w))
+	if !ok {
+		return false
+	}
+	p, ok := spec.Point(w.Fault.Point)
+	return ok && p.External()
+}
+
+// Control is w's control: the same window, disarmed.
+func Control(w model.Window) model.Window {
+	w.Fault.Disarmed = true
+	return w
+}
