@@ -50,6 +50,9 @@ func (s Shift) String() string {
 func Drift(e Expectations, rs []rows.Row) (shifts []Shift, unknown []string) {
 	byWindow := map[string][]rows.Row{}
 	for _, r := range rs {
+		if r.Window.Fault.Disarmed {
+			continue // a control is the baseline, never the window's outcome
+		}
 		byWindow[r.Window.ID] = append(byWindow[r.Window.ID], r)
 	}
 	ids := slices.SortedFunc(maps.Keys(byWindow), model.CompareIDs)
@@ -114,8 +117,8 @@ func Learn(supervisor string, ids []string, files map[string][]rows.Row, order [
 		for _, f := range order {
 			n := len(secs)
 			for _, r := range files[f] {
-				if r.Window.ID != id {
-					continue
+				if r.Window.ID != id || r.Window.Fault.Disarmed {
+					continue // a control is the baseline, never the window's outcome
 				}
 				seen.Outcomes[review.RowOutcome(r)]++
 				secs = append(secs, r.Run.Finished.Sub(r.Run.Started).Seconds())

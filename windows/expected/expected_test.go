@@ -229,3 +229,22 @@ func TestExpectationsFile(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// TestControlsAreNotOutcomes: a control's rows are the baseline of an A/B
+// soak, never its window's outcome: Learn and Drift pass over them.
+func TestControlsAreNotOutcomes(t *testing.T) {
+	control := func(rs []rows.Row) []rows.Row {
+		for i := range rs {
+			rs[i].Window.Fault.Disarmed = true
+		}
+		return rs
+	}
+	rs := append(repeat("CS1_20", "PASS", 10), control(repeat("CS1_20", "FAIL P7", 10))...)
+	e, missing := Learn("containerd", []string{"CS1_20"}, map[string][]rows.Row{"ab.jsonl": rs}, []string{"ab.jsonl"})
+	if len(missing) > 0 || e.Windows["CS1_20"].Outcomes["PASS"] != 10 || e.Windows["CS1_20"].N() != 10 {
+		t.Fatalf("learned %+v (missing %v): the controls were counted", e.Windows["CS1_20"], missing)
+	}
+	if shifts, unknown := Drift(e, control(repeat("CS1_20", "FAIL P7", 10))); len(shifts) > 0 || len(unknown) > 0 {
+		t.Errorf("a control's failures read as the window's drift: %v %v", shifts, unknown)
+	}
+}
