@@ -70,11 +70,16 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "# Findings: %d, from %d rows of %s\n\n", len(fs2), countRows(all), strings.Join(paths, ", "))
-	fmt.Fprintln(stdout, "| id | supervisor | criterion | landed in | killed | evidence | windows | k/N | first .. last |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(stdout, "| id | supervisor | criterion | landed in | killed | evidence | windows | k/N | control k/N | workaround | first .. last |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range fs2 {
-		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s .. %s |\n", f.ID, f.Supervisor, f.Criterion,
-			orDash(f.Phase), f.Killed, cell(f.Evidence), strings.Join(f.Windows, " "), f.Seen, f.Measured, short(f.First.Commit), short(f.Last.Commit))
+		ctrl := "-"
+		if f.ControlMeasured > 0 {
+			ctrl = fmt.Sprintf("%d/%d", f.ControlSeen, f.ControlMeasured)
+		}
+		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s | %s | %s .. %s |\n", f.ID, f.Supervisor, f.Criterion,
+			orDash(f.Phase), f.Killed, cell(f.Evidence), strings.Join(f.Windows, " "), f.Seen, f.Measured, ctrl,
+			orDash(strings.Join(f.Workarounds, " ")), short(f.First.Commit), short(f.Last.Commit))
 	}
 	if across := findings.AcrossPhases(fs2); len(across) < len(fs2) {
 		fmt.Fprintf(stdout, "\n## The same evidence wherever the kill landed\n\n")
@@ -86,8 +91,11 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 		}
 	}
 	for _, f := range fs2 {
-		fmt.Fprintf(stdout, "\n## %s: %s %s in %s\n\n- example: %s\n- rows: %s\n", f.ID, f.Supervisor, f.Criterion, strings.Join(f.Windows, ", "),
-			f.Example, strings.Join(f.Rows, " "))
+		fmt.Fprintf(stdout, "\n## %s: %s %s in %s\n\n- example: %s\n", f.ID, f.Supervisor, f.Criterion, strings.Join(f.Windows, ", "), f.Example)
+		if len(f.Versions) > 0 {
+			fmt.Fprintf(stdout, "- seen on: %s\n", strings.Join(f.Versions, "; "))
+		}
+		fmt.Fprintf(stdout, "- rows: %s\n", strings.Join(f.Rows, " "))
 	}
 	return nil
 }

@@ -53,6 +53,17 @@ type Finding struct {
 	Last    Seen     `json:"last"`
 	Example string   `json:"example"` // the first row's evidence, as recorded
 	Rows    []string `json:"rows"`    // the hashes of the rows that show it
+	// ControlSeen of ControlMeasured control rows of its windows (the
+	// windows disarmed) failed the same criterion with the same class of
+	// evidence: what the supervisor does with no fault.
+	ControlSeen     int `json:"control_seen"`
+	ControlMeasured int `json:"control_measured"`
+	// Workarounds are the expert steps that brought the workload back
+	// where U1 graded it stuck: a bug report's workaround line.
+	Workarounds []string `json:"workarounds,omitempty"`
+	// Versions are the components' versions its rows record
+	// ("runc: runc version 1.1.5+ds1").
+	Versions []string `json:"versions,omitempty"`
 }
 
 // Seen is one row's commit and when it ran.
@@ -67,25 +78,28 @@ type Seen struct {
 func Group(rs []rows.Row) []Finding {
 	by := map[string]*Finding{}
 	measured := map[string]int{}
+	type ctrlKey struct{ window, criterion, class string }
+	ctrlMeasured, ctrlSeen := map[string]int{}, map[ctrlKey]int{}
 	for _, r := range rs {
 		if r.Window.ID == "" {
 			continue // a seal
 		}
+		if r.Window.Fault.Disarmed {
+			// A control shows no finding of its own: it is the baseline
+			// its window's findings are weighed against.
+			if r.Status == model.StatusPass || r.Status == model.StatusFail {
+				ctrlMeasured[r.Window.ID]++
+			}
+			for _, res := range failed(r) {
+				ctrlSeen[ctrlKey{r.Window.ID, res.ID, Class(res)}]++
+			}
+			continue
+		}
 		if r.Status == model.StatusPass || r.Status == model.StatusFail {
 			measured[r.Window.ID]++
 		}
-		if r.Status != model.StatusFail {
-			continue
-		}
-		var results []criteria.Result
-		if json.Unmarshal(r.Criteria, &results) != nil {
-			continue
-		}
 		phase, killed := where(r)
-		for _, res := range results {
-			if !res.Judged || res.Pass {
-				continue
-			}
+		for _, res := range failed(r) {
 			sig := Signature{Supervisor: r.Driver, Criterion: res.ID, Evidence: Class(res), Phase: phase, Killed: killed}
 			id := sig.ID()
 			f := by[id]
@@ -95,6 +109,14 @@ func Group(rs []rows.Row) []Finding {
 			}
 			f.Seen++
 			f.Rows = append(f.Rows, r.Hash)
+			if w := workaround(res); w != "" && !slices.Contains(f.Workarounds, w) {
+				f.Workarounds = append(f.Workarounds, w)
+			}
+			for name, v := range r.Host.Versions {
+				if nv := name + ": " + v; !slices.Contains(f.Versions, nv) {
+					f.Versions = append(f.Versions, nv)
+				}
+			}
 			if !slices.Contains(f.Windows, r.Window.ID) {
 				f.Windows = append(f.Windows, r.Window.ID)
 			}
@@ -112,7 +134,10 @@ func Group(rs []rows.Row) []Finding {
 		slices.SortFunc(f.Windows, model.CompareIDs)
 		for _, w := range f.Windows {
 			f.Measured += measured[w]
+			f.ControlMeasured += ctrlMeasured[w]
+			f.ControlSeen += ctrlSeen[ctrlKey{w, f.Criterion, f.Evidence}]
 		}
+		slices.Sort(f.Versions)
 		out = append(out, *f)
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
@@ -122,6 +147,32 @@ func Group(rs []rows.Row) []Finding {
 		return strings.Compare(a.Supervisor+a.Criterion+a.ID, b.Supervisor+b.Criterion+b.ID)
 	})
 	return out
+}
+
+// failed are the criteria false in a FAIL row.
+func failed(r rows.Row) []criteria.Result {
+	if r.Status != model.StatusFail {
+		return nil
+	}
+	var results []criteria.Result
+	if json.Unmarshal(r.Criteria, &results) != nil {
+		return nil
+	}
+	return slices.DeleteFunc(results, func(res criteria.Result) bool { return !res.Judged || res.Pass })
+}
+
+// stuckBy reads the expert step U1 names in a stuck grade.
+var stuckBy = regexp.MustCompile(`^` + model.GradeStuck + `: .*; only the expert steps? (\S+) brought it back$`)
+
+// workaround is the expert step a stuck U1 names, "" for any other result.
+func workaround(res criteria.Result) string {
+	if res.ID != model.U1 {
+		return ""
+	}
+	if m := stuckBy.FindStringSubmatch(res.Summary); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // where reads the phase the kill landed in (for a point compiled into

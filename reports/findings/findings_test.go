@@ -1,11 +1,13 @@
 package findings
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
 	"faultwin/criteria"
+	"faultwin/internal/model"
 	"faultwin/reports/rows"
 )
 
@@ -106,5 +108,52 @@ func TestAcrossPhases(t *testing.T) {
 	}
 	if cgroups == nil || len(cgroups.Phases) < 5 || len(cgroups.Findings) < 5 || across[0].Seen < cgroups.Seen {
 		t.Fatalf("the libpod cgroups are not one line over many phases, or not sorted: %+v", cgroups)
+	}
+}
+
+// TestControlsAndWorkarounds: a control row shows no finding of its own
+// but counts against its window's finding of the same criterion and
+// class; a stuck U1 names the expert step that worked, and the rows'
+// versions are kept.
+func TestControlsAndWorkarounds(t *testing.T) {
+	row := func(window string, control bool, status string, res ...criteria.Result) rows.Row {
+		b, _ := json.Marshal(res)
+		r := rows.Row{Window: model.Window{ID: window, Fault: model.Fault{Disarmed: control}}, Driver: "podman", Status: status, Criteria: b,
+			Hash: window + status + strings.Repeat("c", len(res)) + map[bool]string{true: "ctl"}[control]}
+		r.Host.Versions = map[string]string{"runc": "runc version 1.1.5"}
+		return r
+	}
+	leak := criteria.Result{ID: "P3", Judged: true, Summary: "1 cgroup left", Evidence: []string{"cgroup /sys/fs/cgroup/cpu/faultwin/r1/libpod-1 of the run"}}
+	stuck := criteria.Result{ID: "U1", Judged: true,
+		Summary:  "stuck: fw1 does not run on: unreadable; only the expert step delete-runc-state brought it back",
+		Evidence: []string{"fw1 does not run on: unreadable; the supervisor said: container restore fw1 failed (exit 125): Error: runc: container with given ID already exists"}}
+	rs := []rows.Row{
+		row("PR4", false, "FAIL", leak, stuck),
+		row("PR4", false, "PASS"),
+		row("PR4", true, "FAIL", leak),
+		row("PR4", true, "PASS"),
+		row("PR4", true, "PASS"),
+	}
+	fs := Group(rs)
+	if len(fs) != 2 {
+		t.Fatalf("want the leak and the loss, got %+v", fs)
+	}
+	for _, f := range fs {
+		if f.Seen != 1 || f.Measured != 2 || f.ControlMeasured != 3 {
+			t.Errorf("%s %s: seen %d/%d, control measured %d", f.ID, f.Criterion, f.Seen, f.Measured, f.ControlMeasured)
+		}
+		switch f.Criterion {
+		case "P3":
+			if f.ControlSeen != 1 || len(f.Workarounds) != 0 {
+				t.Errorf("the leak: control %d/%d, workarounds %v", f.ControlSeen, f.ControlMeasured, f.Workarounds)
+			}
+		case "U1":
+			if f.ControlSeen != 0 || !slices.Equal(f.Workarounds, []string{"delete-runc-state"}) {
+				t.Errorf("the loss: control %d/%d, workarounds %v", f.ControlSeen, f.ControlMeasured, f.Workarounds)
+			}
+		}
+		if !slices.Equal(f.Versions, []string{"runc: runc version 1.1.5"}) {
+			t.Errorf("%s: versions %v", f.ID, f.Versions)
+		}
 	}
 }
