@@ -155,10 +155,10 @@ func verdicts(f File) map[string]string {
 	}
 	by := map[string]*tally{}
 	for _, row := range f.Rows {
-		t := by[row.Window.ID]
+		t := by[review.SummaryID(row)]
 		if t == nil {
 			t = &tally{counts: map[string]int{}}
-			by[row.Window.ID] = t
+			by[review.SummaryID(row)] = t
 		}
 		l := label(Cell{Status: row.Status, Failed: review.FailedCriteria(row)})
 		if t.counts[l] == 0 {

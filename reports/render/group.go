@@ -1,13 +1,14 @@
 package render
 
 import (
-	"faultwin/reports/findings"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/findings"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 
@@ -234,4 +235,29 @@ func GroupFindings(r *Report, g *Group) []findings.Finding {
 		}
 	}
 	return findings.Group(rs)
+}
+
+// GroupAB compares, for a group's windows that ran controls (an A/B
+// soak), each failure with its control's (review.AB): what the kill
+// caused, what the supervisor does with no fault, what is not separable
+// yet. Windows without control rows are left out.
+func GroupAB(r *Report, g *Group) []review.WindowAB {
+	if g.Mutants {
+		return nil
+	}
+	var rs []rows.Row
+	for _, f := range r.Files {
+		for _, row := range f.Rows {
+			if _, mutant := MutantOf(f.Path, row); !mutant && Supervisor(row) == g.Name {
+				rs = append(rs, row)
+			}
+		}
+	}
+	var out []review.WindowAB
+	for _, w := range review.AB(rs, findings.Class) {
+		if w.Control.Measured() > 0 || w.Control.Invalid+w.Control.Error > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }

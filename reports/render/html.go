@@ -82,6 +82,7 @@ type groupView struct {
 	Grid     []gridRow
 	Findings []findings.Finding // the most often seen (maxFindings)
 	More     int                // findings not shown
+	AB       []review.WindowAB  // windows that ran controls
 }
 
 type gridRow struct {
@@ -108,6 +109,7 @@ func HTML(w io.Writer, r *Report) error {
 			gv.Findings = fs[:min(len(fs), maxFindings)]
 			gv.More = len(fs) - len(gv.Findings)
 		}
+		gv.AB = GroupAB(r, grp)
 		for _, n := range grp.Runs {
 			gv.Cols = append(gv.Cols, r.Runs[n-1])
 		}

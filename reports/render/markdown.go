@@ -7,6 +7,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/findings"
 	"faultwin/reports/review"
 )
 
@@ -157,6 +158,7 @@ func (m *mdWriter) group(r *Report, g *Group) {
 		m.line("%s", MutantsRule)
 	}
 	m.findings(r, g)
+	m.against(r, g)
 	m.verdicts(r, g)
 	m.summaries(r, g)
 }
@@ -180,13 +182,54 @@ func (m *mdWriter) findings(r *Report, g *Group) {
 	shown := fs[:min(len(fs), maxFindings)]
 	m.line("%d distinct findings; the %d most often seen (`faultwin findings FILES` lists each with its rows):", len(fs), len(shown))
 	m.line("")
-	m.head("id", "criterion", "landed in", "killed", "evidence", "windows", "k/N")
+	m.head("id", "criterion", "landed in", "killed", "evidence", "windows", "k/N", "control k/N", "workaround")
 	for _, f := range shown {
 		phase := f.Phase
 		if phase == "" {
 			phase = "-"
 		}
-		m.row(f.ID, f.Criterion, phase, f.Killed, code(f.Evidence), strings.Join(f.Windows, " "), fmt.Sprintf("%d/%d", f.Seen, f.Measured))
+		m.row(f.ID, f.Criterion, phase, f.Killed, code(f.Evidence), strings.Join(f.Windows, " "), fmt.Sprintf("%d/%d", f.Seen, f.Measured),
+			controlKN(f), dash(strings.Join(f.Workarounds, " ")))
+	}
+}
+
+func controlKN(f findings.Finding) string {
+	if f.ControlMeasured == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", f.ControlSeen, f.ControlMeasured)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// against lists, for the windows that ran controls, each failure beside
+// its control's, with the difference and what it says: caused by the
+// kill, baseline, or not separable yet.
+func (m *mdWriter) against(r *Report, g *Group) {
+	ws := GroupAB(r, g)
+	if len(ws) == 0 {
+		return
+	}
+	m.line("")
+	m.line("### Against the controls")
+	m.line("")
+	m.line("Each failure of a window beside its control's (the same window disarmed): k/N = FAIL rows showing it / PASS+FAIL rows; the difference of the rates with its 95%% Newcombe interval.")
+	m.line("")
+	m.head("window", "criterion", "evidence", "fault k/N", "control k/N", "difference", "verdict")
+	for _, w := range ws {
+		for _, a := range w.Attributions {
+			verdict := a.Verdict.Phrase()
+			if a.Verdict == review.Unseparated && a.More > 0 {
+				verdict += fmt.Sprintf(" (about %d more runs of each)", a.More)
+			}
+			m.row(w.Window, a.Criterion, code(a.Class), fmt.Sprintf("%d/%d", a.FaultK, a.FaultN), fmt.Sprintf("%d/%d", a.ControlK, a.ControlN),
+				fmt.Sprintf("%+.2f [%+.2f, %+.2f]", a.Diff, a.Lo, a.Hi), verdict)
+		}
 	}
 }
 

@@ -161,7 +161,7 @@ func Build(files []File, compare bool) *Report {
 			run.Counts[row.Status]++
 			r.Counts[row.Status]++
 			loads[k-first] = append(loads[k-first], row.Host.LoadBefore[0])
-			id := row.Window.ID
+			id := review.SummaryID(row) // a control is a row of its own
 			if !seen[id] {
 				seen[id] = true
 				r.Windows = append(r.Windows, id)
@@ -249,7 +249,8 @@ func fileSummaries(f File) []groupSummary {
 }
 
 func newCell(row rows.Row, run int, file string, line int, diffs []review.Difference) Cell {
-	c := Cell{ID: "d-" + itoa(run) + "-" + row.Window.ID, Window: row.Window.ID, Run: run, File: file, Line: line,
+	w := review.SummaryID(row)
+	c := Cell{ID: "d-" + itoa(run) + "-" + strings.ReplaceAll(w, " ", "-"), Window: w, Run: run, File: file, Line: line,
 		Row: row, Status: row.Status, Diffs: diffs, Group: Supervisor(row)}
 	if m, ok := MutantOf(file, row); ok {
 		c.Mutant, c.Group = &m, MutantsGroup

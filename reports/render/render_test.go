@@ -193,3 +193,20 @@ func TestLandingsFromRecordedPodmanRows(t *testing.T) {
 		t.Errorf("armed refsup rows grouped as external landings: %+v", armed.Landings)
 	}
 }
+
+// TestMarkdownAgainstControls: a supervisor whose windows ran controls
+// gets each failure beside its control's, the kill-caused one said so.
+func TestMarkdownAgainstControls(t *testing.T) {
+	pass, survivor := replaytest.Input(replaytest.W4Pass), replaytest.Input(replaytest.W4Survivor)
+	var rs []rows.Row
+	for i := 0; i < 10; i++ {
+		for _, r := range rowsOf("8b3bfd2cc", t0.Add(time.Duration(i)*time.Minute), 1.5, survivor, pass) {
+			if len(rs)%2 == 1 {
+				r.Window.Fault.Disarmed = true // the control: passes
+			}
+			rs = append(rs, r)
+		}
+	}
+	got := string(markdown(t, render.Build([]render.File{{Path: "results/ab.jsonl", Rows: rs}}, false)))
+	mustContain(t, got, "### Against the controls", "| W4_30 | P1 | ", "| 10/10 | 0/10 | +1.00 [+0.61, +1.00] | caused by the kill |")
+}
