@@ -320,6 +320,12 @@ func soakSummary(stdout io.Writer, args []string, prom string, causedOnly bool) 
 		if err := review.WriteSummary(stdout, sums); err != nil {
 			return err
 		}
+		if gs := review.GradesOf(rs); slices.ContainsFunc(gs, func(g review.Grades) bool { return g.Kept+g.Recovered+g.Stuck+g.Lost > 0 }) {
+			fmt.Fprintf(stdout, "\n%s: what the death cost the user (U1's grades per window, rows that measured)\n", p)
+			if err := review.WriteGrades(stdout, gs); err != nil {
+				return err
+			}
+		}
 		if slices.ContainsFunc(rs, func(r rows.Row) bool { return r.Window.Fault.Disarmed }) {
 			fmt.Fprintf(stdout, "\n%s: each window's failures against its control's\n", p)
 			if err := review.WriteAB(stdout, review.AB(rs, findings.Class)); err != nil {
