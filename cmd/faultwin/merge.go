@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/findings"
 	"faultwin/reports/render"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
@@ -93,6 +95,9 @@ func runMerge(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	if *prom != "" {
 		p := render.Prom{Windows: []render.PromWindows{{Sums: sums}}, Merge: &render.PromMerge{Problems: len(m.Problems), Mixed: len(m.Mixed)}}
+		if ab := mergeAB(m); len(ab) > 0 {
+			p.AB = []render.PromAB{{Windows: ab}}
+		}
 		for _, f := range m.Files {
 			p.Files = append(p.Files, render.PromFile{Path: f.Path, Rows: len(f.Rows), ChainOK: f.ReadErr == nil && f.Chain == nil, Seal: f.Seal})
 		}
@@ -184,7 +189,15 @@ func writeMerge(w io.Writer, m *review.Merge, sums []review.WindowSummary, allow
 	if err := review.WriteSummary(ew, sums); err != nil {
 		return err
 	}
-	ew.printf("```\n\n## Per shard\n\n")
+	ew.printf("```\n")
+	if ab := mergeAB(m); len(ab) > 0 {
+		ew.printf("\n## Against the controls\n\n```\n")
+		if err := review.WriteAB(ew, ab); err != nil {
+			return err
+		}
+		ew.printf("```\n")
+	}
+	ew.printf("\n## Per shard\n\n")
 	ew.printf("| shard | rows | statuses | load 1m before min/median/max | kernel | CRIU | cores | memory | files |\n")
 	ew.printf("|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range m.Shards() {
@@ -288,3 +301,16 @@ func (e *errw) Write(p []byte) (int, error) {
 }
 
 func (e *errw) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
+
+// mergeAB compares the merged rows' failures with their controls', when
+// any row is a control.
+func mergeAB(m *review.Merge) []review.WindowAB {
+	var rs []rows.Row
+	for _, r := range m.Rows {
+		rs = append(rs, r.Row)
+	}
+	if !slices.ContainsFunc(rs, func(r rows.Row) bool { return r.Window.Fault.Disarmed }) {
+		return nil
+	}
+	return review.AB(rs, findings.Class)
+}

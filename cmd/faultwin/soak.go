@@ -328,9 +328,11 @@ func soakSummary(stdout io.Writer, args []string, prom string, causedOnly bool) 
 		}
 		if slices.ContainsFunc(rs, func(r rows.Row) bool { return r.Window.Fault.Disarmed }) {
 			fmt.Fprintf(stdout, "\n%s: each window's failures against its control's\n", p)
-			if err := review.WriteAB(stdout, review.AB(rs, findings.Class)); err != nil {
+			ab := review.AB(rs, findings.Class)
+			if err := review.WriteAB(stdout, ab); err != nil {
 				return err
 			}
+			pm.AB = append(pm.AB, render.PromAB{File: p, Windows: ab})
 		}
 		all = append(all, rs...)
 		pm.Windows = append(pm.Windows, render.PromWindows{File: p, Sums: sums})

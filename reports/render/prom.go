@@ -22,6 +22,15 @@ type Prom struct {
 	Files   []PromFile
 	// Merge is set for a merge: its problems and provenance differences.
 	Merge *PromMerge
+	// AB is, per rows file (File as in Windows), each window's failures
+	// against its control's: only windows that ran controls.
+	AB []PromAB
+}
+
+// PromAB is one rows file's (or a merge's, File "") A/B comparisons.
+type PromAB struct {
+	File    string
+	Windows []review.WindowAB
 }
 
 // PromWindows is the summary of one rows file's windows (soak --summary
@@ -110,7 +119,12 @@ func Prometheus(w io.Writer, p Prom) error {
 		promHeader(bw, m.name, m.help)
 		for _, ws := range p.Windows {
 			for _, s := range ws.Sums {
-				labels := []string{"window", s.Window, "family", s.Family, "driver", s.Driver}
+				// A control's rows are its window's "control" arm.
+				window, arm := s.Window, "fault"
+				if w, ok := strings.CutSuffix(s.Window, review.ControlSuffix); ok {
+					window, arm = w, "control"
+				}
+				labels := []string{"window", window, "arm", arm, "family", s.Family, "driver", s.Driver}
 				if ws.File != "" {
 					labels = append(labels, "file", ws.File)
 				}
@@ -135,6 +149,7 @@ func Prometheus(w io.Writer, p Prom) error {
 			}
 		}
 	}
+	promAB(bw, p.AB)
 	if p.Merge != nil {
 		promHeader(bw, "faultwin_merge_problems", "Problems that make the merge not the soak it claims to be: unreadable, broken or unsealed files, rows that do not re-judge, shards of another plan, missing or duplicate pairs.")
 		promSample(bw, "faultwin_merge_problems", nil, float64(p.Merge.Problems))
@@ -142,6 +157,59 @@ func Prometheus(w io.Writer, p Prom) error {
 		promSample(bw, "faultwin_merge_mixed_provenance", nil, float64(p.Merge.Mixed))
 	}
 	return bw.Flush()
+}
+
+// promABMetrics are the per-failure gauges of an A/B soak: one series per
+// window, criterion and evidence class (findings' classes: a kind of
+// leftover or message, with ids and numbers taken out).
+var promABMetrics = []struct {
+	name, help string
+	value      func(review.Attribution) float64
+}{
+	{"faultwin_ab_fault_failed_rows", "Faulted rows of the window that failed the criterion with this class of evidence (k of the faulted k/N).",
+		func(a review.Attribution) float64 { return float64(a.FaultK) }},
+	{"faultwin_ab_fault_measured_rows", "Faulted rows of the window that measured, PASS + FAIL (N of the faulted k/N).",
+		func(a review.Attribution) float64 { return float64(a.FaultN) }},
+	{"faultwin_ab_control_failed_rows", "Control rows of the window (the window disarmed) that failed the criterion with this class of evidence.",
+		func(a review.Attribution) float64 { return float64(a.ControlK) }},
+	{"faultwin_ab_control_measured_rows", "Control rows of the window that measured, PASS + FAIL.",
+		func(a review.Attribution) float64 { return float64(a.ControlN) }},
+	{"faultwin_ab_difference", "Faulted failure rate minus control failure rate.",
+		func(a review.Attribution) float64 { return a.Diff }},
+	{"faultwin_ab_difference_lower", "Lower bound of the difference's 95% interval (Newcombe's hybrid score method).",
+		func(a review.Attribution) float64 { return a.Lo }},
+	{"faultwin_ab_difference_upper", "Upper bound of the difference's 95% interval (Newcombe's hybrid score method).",
+		func(a review.Attribution) float64 { return a.Hi }},
+	{"faultwin_ab_caused", "1 when the failure is caused by the kill (the difference's interval lies above zero), else 0.",
+		func(a review.Attribution) float64 { return promBool(a.Verdict == review.Caused) }},
+	{"faultwin_ab_more_runs", "For a failure not separable yet: about how many more runs of each arm would decide it, at the rates seen (0: never at these rates, or decided).",
+		func(a review.Attribution) float64 { return float64(a.More) }},
+}
+
+func promAB(bw *bufio.Writer, abs []PromAB) {
+	n := 0
+	for _, ab := range abs {
+		for _, w := range ab.Windows {
+			n += len(w.Attributions)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	for _, m := range promABMetrics {
+		promHeader(bw, m.name, m.help)
+		for _, ab := range abs {
+			for _, w := range ab.Windows {
+				for _, a := range w.Attributions {
+					labels := []string{"window", a.Window, "criterion", a.Criterion, "class", a.Class}
+					if ab.File != "" {
+						labels = append(labels, "file", ab.File)
+					}
+					promSample(bw, m.name, labels, m.value(a))
+				}
+			}
+		}
+	}
 }
 
 func promHeader(w *bufio.Writer, name, help string) {

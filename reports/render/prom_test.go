@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"faultwin/reports/findings"
 	"faultwin/reports/render"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/review"
@@ -91,7 +92,7 @@ func TestPrometheus(t *testing.T) {
 	got := parseProm(t, b.Bytes())
 
 	w := func(name, window, family string) string {
-		return name + "{driver=refsup,family=" + family + ",file=" + file + ",window=" + window + "}"
+		return name + "{arm=fault,driver=refsup,family=" + family + ",file=" + file + ",window=" + window + "}"
 	}
 	lo, hi := review.Wilson(2, 3, review.Z95)
 	if math.Abs(lo-0.2077) > 1e-3 || math.Abs(hi-0.9385) > 1e-3 {
@@ -143,8 +144,38 @@ func TestPrometheusMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := parseProm(t, b.Bytes())
-	checkSample(t, got, "faultwin_window_pass_rows{driver=refsup,family=W4,window=W4_30}", 1)
-	checkSample(t, got, "faultwin_window_pass_ratio{driver=refsup,family=W4,window=W4_30}", 1)
+	checkSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
+	checkSample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
 	checkSample(t, got, "faultwin_merge_problems{}", 2)
 	checkSample(t, got, "faultwin_merge_mixed_provenance{}", 1)
+}
+
+// An A/B soak's numbers: the control's rows are the window's control arm,
+// and each failure has its faulted and control k/N, the difference with
+// its interval and whether the kill caused it.
+func TestPrometheusAB(t *testing.T) {
+	pass, survivor := replaytest.Input(replaytest.W4Pass), replaytest.Input(replaytest.W4Survivor)
+	var rs []rows.Row
+	for i := 0; i < 10; i++ {
+		for j, r := range rowsOf("d25cf84aa", t0, 0.4, survivor, pass) {
+			r.Window.Fault.Disarmed = j == 1
+			rs = append(rs, r)
+		}
+	}
+	ab := review.AB(rs, findings.Class)
+	var b bytes.Buffer
+	if err := render.Prometheus(&b, render.Prom{Windows: []render.PromWindows{{Sums: review.Summarize(rs)}}, AB: []render.PromAB{{Windows: ab}}}); err != nil {
+		t.Fatal(err)
+	}
+	got := parseProm(t, b.Bytes())
+	checkSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 10)
+	checkSample(t, got, "faultwin_window_pass_rows{arm=control,driver=refsup,family=W4,window=W4_30}", 10)
+	a := ab[0].Attributions[0]
+	key := func(name string) string { return name + "{class=" + a.Class + ",criterion=P1,window=W4_30}" }
+	checkSample(t, got, key("faultwin_ab_fault_failed_rows"), 10)
+	checkSample(t, got, key("faultwin_ab_control_measured_rows"), 10)
+	checkSample(t, got, key("faultwin_ab_control_failed_rows"), 0)
+	checkSample(t, got, key("faultwin_ab_difference"), 1)
+	checkSample(t, got, key("faultwin_ab_difference_lower"), a.Lo)
+	checkSample(t, got, key("faultwin_ab_caused"), 1)
 }
