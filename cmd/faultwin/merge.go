@@ -63,6 +63,9 @@ func runMerge(ctx context.Context, stdout io.Writer, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := outPath(fs, "--out", *out); err != nil {
+		return err
+	}
 	if err := sf.check(fs); err != nil {
 		return err
 	}

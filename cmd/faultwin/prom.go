@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"bytes"
 	"fmt"
 	"io"
@@ -12,6 +14,25 @@ import (
 func promPath(fs *verbFlags, path string) error {
 	if path == "-" {
 		return fs.usagef("--prom -: name a file (it is written whole or not at all, for node-exporter's textfile collector), not stdout")
+	}
+	return outPath(fs, "--prom", path)
+}
+
+// outPath checks, before anything runs, a file a verb is to write: not a
+// directory, and in a directory that exists (written atomically beside
+// it, never creating directories the user did not name). "" and "-" are
+// not files.
+func outPath(fs *verbFlags, flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fs.usagef("%s %s is a directory: name the file to write in it (like %s)", flag, path, filepath.Join(path, "report.html"))
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fs.usagef("%s %s: directory %s does not exist; create it first", flag, path, dir)
+		}
 	}
 	return nil
 }

@@ -68,6 +68,9 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return fs.usagef("%v", err)
 	}
+	if err := outPath(fs, "--out", *out); err != nil {
+		return err
+	}
 	*format = f
 	expanded, err := rowsFilesUnder("report", fs.Args())
 	if err != nil {
@@ -78,6 +81,9 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 		return err
 	}
 	if *compare && len(paths) != 2 {
+		if len(paths) == 1 && len(fs.Args()) == 2 {
+			return fs.usagef("--compare %s %s: A and B are the same file; name two files", fs.Arg(0), fs.Arg(1))
+		}
 		return fs.usagef("--compare takes exactly two files, A and B; got %d", len(paths))
 	}
 	files := render.Load(paths)
@@ -280,9 +286,6 @@ func writeOut(stdout io.Writer, path string, b []byte) error {
 // temporary file's name starts with a dot and ends in .tmp, so a collector
 // that reads *.prom never reads it.
 func writeFileAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -119,12 +120,20 @@ func runRows(_ context.Context, stdout io.Writer, args []string) error {
 	}
 	w := bufio.NewWriterSize(stdout, 1<<20)
 	var bad []error
+	total, matched := 0, 0
+	seen, ids := map[string]bool{}, map[string]bool{}
 	for _, p := range paths {
 		c, verr := rows.VerifyContents(p)
 		for _, r := range c.Rows {
+			if r.Window.ID != "" {
+				total++
+				seen[r.Window.ID], seen[r.Window.Family] = true, true
+				ids[r.Window.ID] = true
+			}
 			if !f.match(r) {
 				continue
 			}
+			matched++
 			if *brief {
 				writeBrief(w, r)
 				continue
@@ -150,6 +159,13 @@ func runRows(_ context.Context, stdout io.Writer, args []string) error {
 	if len(bad) > 0 {
 		return statusExit{exitUnverified, fmt.Sprintf("rows: %s not read to its end or its chain does not verify (the rows read were printed); run `faultwin replay` on it: %v",
 			count(len(bad), "file"), errors.Join(bad...))}
+	}
+	if total == 0 {
+		return noRows("rows", paths)
+	}
+	if matched == 0 && len(windows) > 0 && !slices.ContainsFunc(windows, func(x string) bool { return seen[x] }) {
+		return fs.usagef("--window %s: no row of %s is of that window or family; they hold %s", strings.Join(windows, ","),
+			count(len(paths), "file"), strings.Join(slices.SortedFunc(maps.Keys(ids), model.CompareIDs), " "))
 	}
 	return nil
 }

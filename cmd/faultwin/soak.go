@@ -107,6 +107,9 @@ func runSoak(ctx context.Context, stdout io.Writer, args []string) (err error) {
 	if *causedOnly && !*summary {
 		return fs.usagef("--caused-only: only with --summary (it chooses which failures the exit status counts)")
 	}
+	if *summary && (*shardFlag != "" || *withControl) {
+		return fs.usagef("--summary summarises rows already written; --shard and --control choose what a soak runs: drop them (a shard's rows are numbered from their file's marker)")
+	}
 	if *summary {
 		return soakSummary(stdout, fs.Args(), *prom, *causedOnly)
 	}

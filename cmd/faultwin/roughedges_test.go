@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRoughEdges: each misuse a reviewer met gets a message saying what
+// to do and the usage exit code, never a silent 0 or a raw system error.
+func TestRoughEdges(t *testing.T) {
+	const good = "../../results/mutants/leave-ledger.jsonl"
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"rows of an empty file", []string{"rows", empty}, "holds no row"},
+		{"rows of a window no file holds", []string{"rows", "--window", "NOPE", good}, "--window NOPE: no row of 1 file is of that window or family; they hold W11"},
+		{"report into a directory", []string{"report", "--out", dir, good}, "is a directory: name the file to write in it"},
+		{"report into a directory that does not exist", []string{"report", "--out", filepath.Join(dir, "no", "r.html"), good}, "does not exist; create it first"},
+		{"compare a file with itself", []string{"report", "--compare", good, good}, "A and B are the same file"},
+		{"summary of a shard", []string{"soak", "--summary", "--shard", "3/2", good}, "--summary summarises rows already written"},
+		{"caused-only without summary", []string{"soak", "--caused-only"}, "--caused-only: only with --summary"},
+		{"control with a shard", []string{"soak", "--control", "--shard", "1/2"}, "--control with --shard"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code, err := runVerb(t, tc.args...)
+			if code != exitUsage || err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("exit %d (%v), want %d saying %q:\n%s", code, err, exitUsage, tc.says, out)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
+		t.Error("report created the directory --out named")
+	}
+}
