@@ -1,11 +1,11 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"faultwin/reports/render"
 )
