@@ -226,6 +226,11 @@ func GroupFindings(r *Report, g *Group) []findings.Finding {
 	if g.Mutants {
 		return nil
 	}
+	return findings.Group(groupRows(r, g))
+}
+
+// groupRows are the rows of a supervisor's group, the mutants' left out.
+func groupRows(r *Report, g *Group) []rows.Row {
 	var rs []rows.Row
 	for _, f := range r.Files {
 		for _, row := range f.Rows {
@@ -234,7 +239,7 @@ func GroupFindings(r *Report, g *Group) []findings.Finding {
 			}
 		}
 	}
-	return findings.Group(rs)
+	return rs
 }
 
 // GroupAB compares, for a group's windows that ran controls (an A/B
@@ -245,16 +250,8 @@ func GroupAB(r *Report, g *Group) []review.WindowAB {
 	if g.Mutants {
 		return nil
 	}
-	var rs []rows.Row
-	for _, f := range r.Files {
-		for _, row := range f.Rows {
-			if _, mutant := MutantOf(f.Path, row); !mutant && Supervisor(row) == g.Name {
-				rs = append(rs, row)
-			}
-		}
-	}
 	var out []review.WindowAB
-	for _, w := range review.AB(rs, findings.Class) {
+	for _, w := range review.AB(groupRows(r, g), findings.Class) {
 		if w.Control.Measured() > 0 || w.Control.Invalid+w.Control.Error > 0 {
 			out = append(out, w)
 		}

@@ -250,8 +250,9 @@ func more(k1, n1, k2, n2 int) int {
 	return 0
 }
 
-// wilsonAt is Wilson's interval at a rate p over n rows, for the projected
-// soaks of more, where p·n is not whole.
+// wilsonAt is Wilson's interval at a rate p over n rows: Wilson's own,
+// and the projected soaks of more, where p·n is not whole. At the ends
+// it is exact, where rounding could leave a hair outside [0, 1].
 func wilsonAt(p float64, n int, z float64) (lo, hi float64) {
 	nf, z2 := float64(n), z*z
 	d := 1 + z2/nf

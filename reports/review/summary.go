@@ -190,19 +190,5 @@ func Wilson(k, n int, z float64) (lo, hi float64) {
 		return 0, 1
 	}
 	k = min(max(k, 0), n)
-	p := float64(k) / float64(n)
-	nf := float64(n)
-	z2 := z * z
-	d := 1 + z2/nf
-	centre := (p + z2/(2*nf)) / d
-	half := z / d * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	lo, hi = centre-half, centre+half
-	// Exact at the ends, where rounding could leave a hair outside [0, 1].
-	if k == 0 {
-		lo = 0
-	}
-	if k == n {
-		hi = 1
-	}
-	return max(lo, 0), min(hi, 1)
+	return wilsonAt(float64(k)/float64(n), n, z)
 }
