@@ -208,6 +208,9 @@ func TestMergeShards(t *testing.T) {
 		dir := t.TempDir()
 		paths := writeShards(t, dir, n)
 		md := filepath.Join(dir, "summary", "SUMMARY.md")
+		if err := os.MkdirAll(filepath.Dir(md), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		out, code, err := runVerb(t, append([]string{"merge", "--out", md}, paths...)...)
 		if code != 1 || !strings.Contains(err.Error(), "1 row FAIL in 1 window") {
 			t.Errorf("%d shards: exit %d (%v), want 1 for the FAIL\n%s", n, code, err, out)

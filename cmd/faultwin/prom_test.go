@@ -133,7 +133,7 @@ func TestSoakSummaryProm(t *testing.T) {
 	}
 	for id, w := range by {
 		key := func(name string) string {
-			return name + "{driver=" + w.driver + ",family=" + w.family + ",file=" + soak + ",window=" + id + "}"
+			return name + "{arm=fault,driver=" + w.driver + ",family=" + w.family + ",file=" + soak + ",window=" + id + "}"
 		}
 		lo, hi := review.Wilson(w.pass, w.pass+w.fail, review.Z95)
 		sort.Float64s(w.secs)
@@ -151,14 +151,14 @@ func TestSoakSummaryProm(t *testing.T) {
 	// As the printed summary has them.
 	pin := func(name, window, family string, want float64) {
 		t.Helper()
-		wantSample(t, got, name+"{driver=podman,family="+family+",file="+soak+",window="+window+"}", want)
+		wantSample(t, got, name+"{arm=fault,driver=podman,family="+family+",file="+soak+",window="+window+"}", want)
 	}
 	pin("faultwin_window_fail_rows", "PD1_120", "PD1", 10)
 	pin("faultwin_window_pass_ratio", "PD1_120", "PD1", 0)
 	pin("faultwin_window_pass_rows", "PR5", "PR5", 5)
 	pin("faultwin_window_invalid_rows", "PR5", "PR5", 5)
 	pin("faultwin_window_measured_rows", "PR6_10", "PR6", 9)
-	if v := got["faultwin_window_pass_ratio_wilson_lower{driver=podman,family=PC1,file="+soak+",window=PC1_50}"]; math.Round(v*100) != 24 {
+	if v := got["faultwin_window_pass_ratio_wilson_lower{arm=fault,driver=podman,family=PC1,file="+soak+",window=PC1_50}"]; math.Round(v*100) != 24 {
 		t.Errorf("PC1_50 Wilson lower %v, want 0.24", v)
 	}
 	wantSample(t, got, "faultwin_file_rows{file="+soak+"}", 250)
@@ -182,6 +182,9 @@ func TestSoakSummaryPromBroken(t *testing.T) {
 		t.Fatal(err)
 	}
 	prom := filepath.Join(dir, "textfile", "x.prom")
+	if err := os.MkdirAll(filepath.Dir(prom), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	_, code, err := runVerb(t, "soak", "--summary", "--prom", prom, cut)
 	if code != exitUnverified || !strings.Contains(err.Error(), "do not verify") {
 		t.Errorf("exit %d (%v), want 1: the file does not verify", code, err)
@@ -189,7 +192,7 @@ func TestSoakSummaryPromBroken(t *testing.T) {
 	got := promSamples(t, prom)
 	wantSample(t, got, "faultwin_file_chain_ok{file="+cut+"}", 0)
 	wantSample(t, got, "faultwin_file_rows{file="+cut+"}", 1)
-	wantSample(t, got, "faultwin_window_pass_rows{driver=refsup,family=W4,file="+cut+",window=W4_30}", 1)
+	wantSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,file="+cut+",window=W4_30}", 1)
 	wantSample(t, got, "faultwin_file_seal{file="+cut+",state=legacy}", 1)
 }
 
@@ -199,6 +202,9 @@ func TestMergeProm(t *testing.T) {
 	dir := t.TempDir()
 	paths := writeShards(t, dir, 2)
 	prom := filepath.Join(dir, "prom", "merge.prom")
+	if err := os.MkdirAll(filepath.Dir(prom), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, code, err := runVerb(t, append([]string{"merge", "--prom", prom}, paths...)...)
 	if code != exitFail || !strings.Contains(err.Error(), "1 row FAIL in 1 window") {
 		t.Errorf("exit %d (%v), want 1: 1 row FAIL in 1 window\n%s", code, err, out)
@@ -206,11 +212,11 @@ func TestMergeProm(t *testing.T) {
 	onlyFile(t, filepath.Dir(prom), "merge.prom")
 	got := promSamples(t, prom)
 	lo, hi := review.Wilson(2, 3, review.Z95)
-	wantSample(t, got, "faultwin_window_pass_rows{driver=refsup,family=W4,window=W4_30}", 2)
-	wantSample(t, got, "faultwin_window_fail_rows{driver=refsup,family=W4,window=W4_30}", 1)
-	wantSample(t, got, "faultwin_window_pass_ratio_wilson_lower{driver=refsup,family=W4,window=W4_30}", lo)
-	wantSample(t, got, "faultwin_window_pass_ratio_wilson_upper{driver=refsup,family=W4,window=W4_30}", hi)
-	wantSample(t, got, "faultwin_window_pass_ratio{driver=refsup,family=W3,window=W3_80}", 1)
+	wantSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 2)
+	wantSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
+	wantSample(t, got, "faultwin_window_pass_ratio_wilson_lower{arm=fault,driver=refsup,family=W4,window=W4_30}", lo)
+	wantSample(t, got, "faultwin_window_pass_ratio_wilson_upper{arm=fault,driver=refsup,family=W4,window=W4_30}", hi)
+	wantSample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W3,window=W3_80}", 1)
 	wantSample(t, got, "faultwin_merge_problems{}", 0)
 	wantSample(t, got, "faultwin_merge_mixed_provenance{}", 0)
 	total := 0.0

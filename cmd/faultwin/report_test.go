@@ -34,6 +34,9 @@ func TestReportVerbHTMLToFile(t *testing.T) {
 	dir := t.TempDir()
 	path, _ := fixtureFile(t, dir, "run1.jsonl", passIn("W3_30"), replaytest.Input(replaytest.W3NotFired))
 	html := filepath.Join(dir, "site", "report.html")
+	if err := os.MkdirAll(filepath.Dir(html), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, code, _ := runVerb(t, "report", "--format", "html", "--out", html, path)
 	if code != 2 {
 		t.Errorf("INVALID only: exit %d, want 2", code)
