@@ -103,7 +103,7 @@ func u1(c *ctx) Result {
 	lost, _ := a.Loss(a.Target, after)
 	j.note(a.Target + " after: " + after.Text())
 	if a.Version >= model.AftermathGraded {
-		return gradedU1(j, a, lost, last, hasRetry)
+		return gradedU1(c, j, a, lost, last, hasRetry)
 	}
 	if lost == "" {
 		return j.result(a.Target+" is where its user can go on ("+a.Expect+")", nil)
@@ -125,7 +125,7 @@ func u1(c *ctx) Result {
 // calls through the supervisor brought it back) or lost. A loss is false
 // whatever the supervisor said: a message is not the state back, so what
 // it said is kept as evidence, not taken as an answer.
-func gradedU1(j *judge, a *model.Aftermath, lost string, last model.UserCall, hasRetry bool) Result {
+func gradedU1(c *ctx, j *judge, a *model.Aftermath, lost string, last model.UserCall, hasRetry bool) Result {
 	if lost == "" {
 		grade := model.GradeRecovered
 		if ranThrough(a) {
@@ -144,6 +144,10 @@ func gradedU1(j *judge, a *model.Aftermath, lost string, last model.UserCall, ha
 	// Only a step outside the supervisor's interface is left: the first
 	// that brought the workload back is the workaround, and the user was
 	// still stuck until someone knew it.
+	if !expertsKnown(c.in, a) {
+		// Recorded before expert steps: judged as it was.
+		return j.result("", func(int) string { return model.GradeLost + ": " + lost })
+	}
 	var tried []string
 	for _, r := range a.Rescues {
 		tried = append(tried, r.Step)
@@ -370,4 +374,12 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// expertsKnown reports whether the row was recorded by a harness that
+// tries expert steps. Rows from the one that brought them, with the state
+// globs P7 reads, until AftermathExpert was recorded carry version 2; their
+// roots' state globs tell them apart from the rows before.
+func expertsKnown(in Input, a *model.Aftermath) bool {
+	return a.Version >= model.AftermathExpert || len(in.Roots.State) > 0
 }

@@ -227,13 +227,20 @@ func TestGradedU1(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := continued()
-			a.Version = model.AftermathGraded
+			a.Version = model.AftermathExpert
 			tc.edit(a)
 			r := judged(a, model.U1)
 			if !r.Judged || r.Pass != tc.holds || !strings.Contains(evidence(r), tc.saying) {
 				t.Errorf("judged %v pass %v, want pass %v saying %q:\n%s", r.Judged, r.Pass, tc.holds, tc.saying, evidence(r))
 			}
 		})
+	}
+	// Graded, recorded before expert steps: the loss says nothing of them.
+	a0 := continued()
+	a0.Version = model.AftermathGraded
+	reportedLoss(a0)
+	if r := judged(a0, model.U1); r.Holds() || r.Summary != "lost: fw1 does not run on: unreadable (no live process of fw1 on the host)" {
+		t.Errorf("a graded row from before expert steps changed its U1: %s", evidence(r))
 	}
 	// Recorded before the grading, a reported loss still holds as it did.
 	a := continued()

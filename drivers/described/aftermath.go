@@ -44,7 +44,7 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	}
 	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: target, Origin: target,
 		Expect: rt.Expect, BoundMS: r.BoundMS, Before: slices.Clone(d.before), Calls: []model.UserCall{},
-		Version: model.AftermathGraded}
+		Version: model.AftermathExpert}
 	if d.opCall.What != "" {
 		op := d.opCall
 		a.Interrupted = &op

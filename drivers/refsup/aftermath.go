@@ -48,7 +48,7 @@ func (d *Driver) readBefore(session string) {
 // stopped before the sweeps.
 func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath {
 	a := &model.Aftermath{Supervisor: Name, Operation: w.Operation, BoundMS: int(AftermathBound.Milliseconds()),
-		Before: slices.Clone(d.before), Calls: []model.UserCall{}, Interrupted: d.opCall, Version: model.AftermathGraded}
+		Before: slices.Clone(d.before), Calls: []model.UserCall{}, Interrupted: d.opCall, Version: model.AftermathExpert}
 	if a.Before == nil {
 		a.Before = []model.Workload{}
 	}

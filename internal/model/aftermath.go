@@ -23,6 +23,11 @@ const (
 // call is judged by U2.
 const AftermathGraded = 2
 
+// AftermathExpert is the version from which a loss says which expert
+// steps were tried (or that none is declared), and a workload only they
+// brought back is stuck.
+const AftermathExpert = 3
+
 // What the death cost the user, as U1 grades it (AftermathGraded on).
 const (
 	GradeKept      = "kept"      // the workload went on by itself: it ran on from its memory through the death
