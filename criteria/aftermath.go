@@ -1,6 +1,7 @@
 package criteria
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,7 +160,7 @@ func gradedU1(c *ctx, j *judge, a *model.Aftermath, lost string, last model.User
 		if still == "" {
 			j.note("expert step " + r.Step + " brought it back: " + r.Target + " after: " + r.After.Text())
 			return j.result("", func(int) string {
-				return model.GradeStuck + ": " + lost + "; only the expert step " + r.Step + " brought it back"
+				return model.GradeStuck + ": " + lost + stuckSuffix(r.Step)
 			})
 		}
 		j.note("expert step " + r.Step + " did not bring it back: " + still)
@@ -382,4 +383,30 @@ func firstNonEmpty(s ...string) string {
 // roots' state globs tell them apart from the rows before.
 func expertsKnown(in Input, a *model.Aftermath) bool {
 	return a.Version >= model.AftermathExpert || len(in.Roots.State) > 0
+}
+
+// stuckSuffix ends a stuck U1's summary: the expert step that worked.
+func stuckSuffix(step string) string { return "; only the expert step " + step + " brought it back" }
+
+var stuckStep = regexp.MustCompile(`^` + model.GradeStuck + `: .*; only the expert step (\S+) brought it back$`)
+
+// StuckStep is the expert step a stuck U1 names ("" for any other
+// result): a bug report's workaround.
+func StuckStep(r Result) string {
+	if r.ID != model.U1 {
+		return ""
+	}
+	if m := stuckStep.FindStringSubmatch(r.Summary); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// Example is a result's first line of evidence as recorded, or its
+// summary: the line a finding or a comparison shows for it.
+func (r Result) Example() string {
+	if len(r.Evidence) > 0 {
+		return r.Evidence[0]
+	}
+	return r.Summary
 }

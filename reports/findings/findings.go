@@ -104,12 +104,12 @@ func Group(rs []rows.Row) []Finding {
 			id := sig.ID()
 			f := by[id]
 			if f == nil {
-				f = &Finding{ID: id, Signature: sig, Example: example(res)}
+				f = &Finding{ID: id, Signature: sig, Example: res.Example()}
 				by[id] = f
 			}
 			f.Seen++
 			f.Rows = append(f.Rows, r.Hash)
-			if w := workaround(res); w != "" && !slices.Contains(f.Workarounds, w) {
+			if w := criteria.StuckStep(res); w != "" && !slices.Contains(f.Workarounds, w) {
 				f.Workarounds = append(f.Workarounds, w)
 			}
 			for name, v := range r.Host.Versions {
@@ -161,20 +161,6 @@ func failed(r rows.Row) []criteria.Result {
 	return slices.DeleteFunc(results, func(res criteria.Result) bool { return !res.Judged || res.Pass })
 }
 
-// stuckBy reads the expert step U1 names in a stuck grade.
-var stuckBy = regexp.MustCompile(`^` + model.GradeStuck + `: .*; only the expert steps? (\S+) brought it back$`)
-
-// workaround is the expert step a stuck U1 names, "" for any other result.
-func workaround(res criteria.Result) string {
-	if res.ID != model.U1 {
-		return ""
-	}
-	if m := stuckBy.FindStringSubmatch(res.Summary); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
 // where reads the phase the kill landed in (for a point compiled into
 // the supervisor, the point) and the roles it killed.
 func where(r rows.Row) (phase, killed string) {
@@ -201,21 +187,13 @@ func where(r rows.Row) (phase, killed string) {
 	return phase, strings.Join(roles, "+")
 }
 
-// example is a result's first line of evidence as recorded, or its summary.
-func example(res criteria.Result) string {
-	if len(res.Evidence) > 0 {
-		return res.Evidence[0]
-	}
-	return res.Summary
-}
-
 // Class is the class of a false result's evidence: for a supervisor that
 // answered with a message (U1's "the supervisor said: ..."), the message;
 // otherwise the first line of evidence; with what differs from run to
 // run taken out (ids, numbers, run names, cgroup hierarchies, the
 // snapshots a leftover was seen in), so one bug seen twice is one class.
 func Class(res criteria.Result) string {
-	line := example(res)
+	line := res.Example()
 	if _, said, ok := strings.Cut(line, "the supervisor said: "); ok {
 		line = "said: " + said
 	}

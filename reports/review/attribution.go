@@ -147,7 +147,7 @@ func AB(rs []rows.Row, class func(criteria.Result) string) []WindowAB {
 			inRow[k] = true
 			t := seen[k]
 			if t == nil {
-				t = &tally{example: example(res)}
+				t = &tally{example: res.Example()}
 				seen[k] = t
 			}
 			if isControl(r) {
@@ -266,13 +266,4 @@ func wilsonAt(p float64, n int, z float64) (lo, hi float64) {
 		hi = 1
 	}
 	return max(lo, 0), min(hi, 1)
-}
-
-// example is a result's first line of evidence as recorded, or its summary
-// (as findings shows it).
-func example(res criteria.Result) string {
-	if len(res.Evidence) > 0 {
-		return res.Evidence[0]
-	}
-	return res.Summary
 }

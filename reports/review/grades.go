@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -25,8 +24,6 @@ type Grades struct {
 	// Steps counts, per expert step, the stuck rows it brought back.
 	Steps map[string]int
 }
-
-var stuckStep = regexp.MustCompile(`; only the expert steps? (\S+) brought it back$`)
 
 // GradesOf tallies U1's grades per window (SummaryID: a control apart),
 // in Summarize's order, over the rows that measured (PASS or FAIL).
@@ -59,8 +56,8 @@ func GradesOf(rs []rows.Row) []Grades {
 			g.Recovered++
 		case model.GradeStuck:
 			g.Stuck++
-			if m := stuckStep.FindStringSubmatch(results[i].Summary); m != nil {
-				g.Steps[m[1]]++
+			if step := criteria.StuckStep(results[i]); step != "" {
+				g.Steps[step]++
 			}
 		case model.GradeLost:
 			g.Lost++
