@@ -11,7 +11,7 @@ import (
 	"faultwin/reports/rows"
 )
 
-const compactUsage = `usage: faultwin compact IN OUT
+const compactUsage = `usage: faultwin compact [--rows FROM-TO] IN OUT
 
 Converts the rows file IN into OUT, compact when OUT's name ends in ".gz"
 (plain otherwise): each row stored by reference to its evidence (the row
@@ -29,6 +29,12 @@ row hash; keep IN's last hash (or IN) where it can be compared. OUT is read
 back, verified and compared row by row with IN before the verb succeeds;
 on any failure it is removed.
 
+With --rows FROM-TO, OUT holds only IN's rows FROM to TO (1-based,
+inclusive): a file too large to keep whole is split into parts, each its
+own chain, whose seal notes name the rows of IN they hold and the hashes of
+the first and last of them. soak --summary, report and replay read the
+parts together as they read IN.
+
 Exit status: 0 when OUT was written and checked, 1 when IN was refused or
 OUT could not be written or checked, 64 a usage error (not exactly IN and
 OUT).
@@ -37,11 +43,18 @@ OUT).
 // runCompact is `faultwin compact`.
 func runCompact(_ context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "compact", compactUsage)
+	part := fs.String("rows", "", "convert only IN's rows `FROM-TO` (1-based, inclusive)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
 		return fs.usagef("name IN and OUT, got %d arguments", fs.NArg())
+	}
+	from, to := 0, 0
+	if *part != "" {
+		if n, err := fmt.Sscanf(*part, "%d-%d", &from, &to); n != 2 || err != nil || from < 1 || to < from {
+			return fs.usagef("--rows %q: give FROM-TO, two row numbers from 1 with FROM <= TO (e.g. 1-650)", *part)
+		}
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
 	t0 := time.Now()
@@ -58,14 +71,17 @@ func runCompact(_ context.Context, stdout io.Writer, args []string) error {
 		}
 		return fmt.Errorf("compact: %s does not replay cleanly, not converted (run `faultwin replay %s`): %v", in, in, why)
 	}
-	cv, err := rows.Convert(in, out)
+	cv, err := rows.ConvertPart(in, out, from, to)
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
 	inSize, outSize := size(in), size(out)
 	fmt.Fprintf(stdout, "compact: %s (%s, %s, %d bytes, %.0f bytes a row) -> %s (%d bytes, %.0f bytes a row, %.1f%%) in %s\n",
-		in, count(cv.Rows, "row"), cv.InState, inSize, float64(inSize)/float64(cv.Rows),
+		in, count(cv.InRows, "row"), cv.InState, inSize, float64(inSize)/float64(cv.InRows),
 		out, outSize, float64(outSize)/float64(cv.Rows), 100*float64(outSize)/float64(inSize), time.Since(t0).Round(time.Millisecond))
+	if *part != "" {
+		fmt.Fprintf(stdout, "compact: %s holds rows %d-%d of %s\n", out, cv.From, cv.To, in)
+	}
 	fmt.Fprintf(stdout, "compact: %s is a new chain; its seal records %s's sha256 %s and last row hash %s\n", out, in, cv.InSHA256, cv.InLast)
 	return nil
 }

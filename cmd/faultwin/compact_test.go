@@ -32,6 +32,21 @@ func TestCompactVerb(t *testing.T) {
 			t.Errorf("replay DIR does not read both files:\n%s", msg)
 		}
 	}
+	// A part: rows 2-3 only, its own chain, read back as those rows.
+	part := filepath.Join(dir, "part.jsonl.gz")
+	if msg, code, err := runVerb(t, "compact", "--rows", "2-3", in, part); code != 0 || !strings.Contains(msg, "holds rows 2-3") {
+		t.Fatalf("compact --rows 2-3: exit %d (%v)\n%s", code, err, msg)
+	}
+	if msg, code, _ := runVerb(t, "replay", part); code != 0 || !strings.Contains(msg, "2 rows") {
+		t.Errorf("replay of a part: exit %d\n%s", code, msg)
+	}
+	for _, bad := range []string{"3-2", "0-1", "x", "2-9"} {
+		if _, code, err := runVerb(t, "compact", "--rows", bad, in, filepath.Join(dir, "p-"+bad+".jsonl.gz")); code == 0 {
+			t.Errorf("compact --rows %s accepted", bad)
+		} else if !strings.Contains(err.Error(), "rows") {
+			t.Errorf("compact --rows %s: %v", bad, err)
+		}
+	}
 	// OUT exists: refused.
 	if _, code, err := runVerb(t, "compact", in, out); code == 0 || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("compact onto an existing file: exit %d (%v)", code, err)

@@ -12,12 +12,16 @@ import (
 // Converted is what Convert did.
 type Converted struct {
 	In, Out  string
-	Rows     int
+	Rows     int    // in out
+	InRows   int    // in in
 	InSHA256 string // of the input file's bytes
 	InLast   string // Hash of the input's last row
 	InState  SealState
 	Sessions int // the input's sessions
 	Note     string
+	// From and To are the 1-based rows of in that out holds (all of them
+	// when Convert was not given a part).
+	From, To int
 }
 
 // Convert writes every row of the file in into a new file out, in out's
@@ -29,7 +33,12 @@ type Converted struct {
 // seal note records in's name, sha256, row count and last row hash. After
 // writing, out is read back and verified and each row compared with in's;
 // on any failure out is removed.
-func Convert(in, out string) (*Converted, error) {
+func Convert(in, out string) (*Converted, error) { return ConvertPart(in, out, 0, 0) }
+
+// ConvertPart is Convert of rows from..to of in (1-based, inclusive; 0, 0
+// for all of them): a file too large to keep whole is split into parts,
+// each a chain of its own whose seal note names the rows of in it holds.
+func ConvertPart(in, out string, from, to int) (*Converted, error) {
 	raw, err := os.ReadFile(in)
 	if err != nil {
 		return nil, err
@@ -48,11 +57,22 @@ func Convert(in, out string) (*Converted, error) {
 	if _, err := os.Stat(out); err == nil {
 		return nil, fmt.Errorf("not converted: %s exists; convert into a new file", out)
 	}
+	all := len(c.Rows)
+	if from == 0 && to == 0 {
+		from, to = 1, all
+	}
+	if from < 1 || to < from || to > all {
+		return nil, fmt.Errorf("not converted: rows %d-%d are not a part of %s's %d rows", from, to, in, all)
+	}
+	part := c.Rows[from-1 : to]
 	sum := sha256.Sum256(raw)
-	cv := &Converted{In: in, Out: out, Rows: len(c.Rows), InSHA256: hex.EncodeToString(sum[:]),
-		InLast: c.Rows[len(c.Rows)-1].Hash, InState: s.State, Sessions: len(s.Sessions)}
+	cv := &Converted{In: in, Out: out, Rows: len(part), InRows: all, InSHA256: hex.EncodeToString(sum[:]),
+		InLast: c.Rows[all-1].Hash, InState: s.State, Sessions: len(s.Sessions), From: from, To: to}
 	cv.Note = fmt.Sprintf("converted from %s (sha256 %s, %d rows, %s, %d sessions, last row hash %s); rows re-chained: this file proves only that it matched that file when converted",
-		in, cv.InSHA256, cv.Rows, s.State, cv.Sessions, cv.InLast)
+		in, cv.InSHA256, all, s.State, cv.Sessions, cv.InLast)
+	if len(part) < all {
+		cv.Note = fmt.Sprintf("rows %d-%d (first row hash %s, last %s) %s", from, to, part[0].Hash, part[len(part)-1].Hash, cv.Note)
+	}
 	fail := func(err error) (*Converted, error) {
 		os.Remove(out)
 		return nil, fmt.Errorf("not converted: %w", err)
@@ -61,7 +81,7 @@ func Convert(in, out string) (*Converted, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not converted: %w", err)
 	}
-	for _, r := range c.Rows {
+	for _, r := range part {
 		r.Prev, r.Hash = "", ""
 		if err := w.Append(&r); err != nil {
 			w.Close()
@@ -79,7 +99,7 @@ func Convert(in, out string) (*Converted, error) {
 	if err != nil {
 		return fail(fmt.Errorf("%s does not read back: %w", out, err))
 	}
-	if err := SameContent(c.Rows, back.Rows); err != nil {
+	if err := SameContent(part, back.Rows); err != nil {
 		return fail(fmt.Errorf("%s read back differs from %s: %w", out, in, err))
 	}
 	return cv, nil
