@@ -127,6 +127,15 @@ func u1(c *ctx) Result {
 // whatever the supervisor said: a message is not the state back, so what
 // it said is kept as evidence, not taken as an answer.
 func gradedU1(c *ctx, j *judge, a *model.Aftermath, lost string, last model.UserCall, hasRetry bool) Result {
+	if a.Version >= model.AftermathFiles {
+		switch damaged := filesU1(j, a); {
+		case damaged != "" && lost == "":
+			j.fail(damaged)
+			return j.result("", func(int) string { return model.GradeLost + ": " + damaged })
+		case damaged != "":
+			j.note(damaged)
+		}
+	}
 	if lost == "" {
 		grade := model.GradeRecovered
 		if ranThrough(a) {
@@ -171,6 +180,37 @@ func gradedU1(c *ctx, j *judge, a *model.Aftermath, lost string, last model.User
 	}
 	j.note(none)
 	return j.result("", func(int) string { return model.GradeLost + ": " + lost + "; " + none })
+}
+
+// filesU1 notes what the check of the user's files found: the target's
+// root against its image (a damaged root is already the loss), and each
+// checkpoint. It returns the loss a damaged checkpoint is when the
+// supervisor keeps its checkpoints; one that removes a checkpoint once
+// restored may have consumed it.
+func filesU1(j *judge, a *model.Aftermath) string {
+	if len(a.Manifests) == 0 {
+		j.note("no file of the user is named by the description: files not checked")
+		return ""
+	}
+	if after, ok := workload(a.After, a.Target); ok && after.Files != nil {
+		j.note(a.Target + "'s root: " + after.Files.Text())
+	}
+	for _, r := range a.Rescues {
+		if r.After.Files != nil {
+			j.note("after expert step " + r.Step + ", " + r.Target + "'s root: " + r.After.Files.Text())
+		}
+	}
+	for _, ck := range a.Checkpoints {
+		switch {
+		case ck.Err != "" || len(ck.Damage) == 0:
+			j.note(ck.Text() + " (" + ck.Root + ")")
+		case a.CheckpointKept:
+			return "the checkpoint at " + ck.Root + " is damaged, though the supervisor keeps its checkpoints: " + model.DamageText(ck.Damage, 5)
+		default:
+			j.note(ck.Text() + " (" + ck.Root + "; the supervisor removes a checkpoint it restored)")
+		}
+	}
+	return ""
 }
 
 // ranThrough reports whether the target ran at the first look after the

@@ -265,3 +265,58 @@ func TestU2JudgesTheInterruptedCall(t *testing.T) {
 	a.Interrupted = &model.UserCall{Step: "operation", What: "operation restore", MS: 120, Signal: "SIGKILL"}
 	g.Expect(judged(a, model.U2).Holds()).To(BeTrue())
 }
+
+// TestU1JudgesTheUsersFiles: from AftermathFiles on, a workload that runs
+// on from its memory with a file of its image missing or changed in its
+// root is lost, and so is one whose checkpoint, which its supervisor
+// keeps, is damaged; a supervisor that removes a checkpoint once it is
+// restored may have consumed it.
+func TestU1JudgesTheUsersFiles(t *testing.T) {
+	image := model.Manifest{Of: model.OfImage, Workload: "fw1", Root: "/r/assets/rootfs",
+		Files: []model.FileEntry{{Path: "bin", Type: "dir", Mode: "0755"}, {Path: "bin/busybox", Type: "file", Size: 9, Mode: "0755", SHA256: "aa"}}}
+	ckpt := model.Manifest{Of: model.OfCheckpoint, Workload: "fw1", Root: "/r/ckpt",
+		Files: []model.FileEntry{{Path: "pages-1.img", Type: "file", Size: 4096, Mode: "0600", SHA256: "bb"}}}
+	intact := &model.FilesCheck{Of: model.OfImage, Root: "/proc/100/root", Checked: 2}
+	damaged := &model.FilesCheck{Of: model.OfImage, Root: "/proc/100/root", Checked: 2,
+		Damage: []model.Damage{{Of: model.OfImage, Path: "bin/busybox", What: "content changed (sha256 aa -> cc)"}}}
+	gone := model.FilesCheck{Of: model.OfCheckpoint, Root: "/r/ckpt", Checked: 1, Damage: []model.Damage{{Of: model.OfCheckpoint, Path: "pages-1.img", What: "missing"}}}
+	for _, tc := range []struct {
+		name   string
+		edit   func(a *model.Aftermath)
+		holds  bool
+		saying string
+	}{
+		{"intact root", func(a *model.Aftermath) { a.After[0].Files = intact }, true, "fw1's root: image: 2 files, all present and unchanged"},
+		{"a changed file of the image is a loss", func(a *model.Aftermath) { a.After[0].Files = damaged }, false,
+			"lost: fw1's files are damaged: bin/busybox content changed (sha256 aa -> cc)"},
+		{"an expert step that repairs the root is stuck", func(a *model.Aftermath) {
+			a.After[0].Files = damaged
+			a.Rescues = []model.Rescue{{Step: "repair", Target: "fw1", After: model.Workload{Name: "fw1", Marker: "m1", Boot: "b1", Counter: 40, Counter2: 43, Files: intact}}}
+		}, false, "stuck: fw1's files are damaged"},
+		{"a root that cannot be read is said", func(a *model.Aftermath) {
+			a.After[0].Files = &model.FilesCheck{Of: model.OfImage, Err: "fw1 has no live process to read its root through"}
+		}, true, "image files not checked: fw1 has no live process"},
+		{"a kept checkpoint damaged is a loss", func(a *model.Aftermath) {
+			a.After[0].Files, a.CheckpointKept, a.Checkpoints = intact, true, []model.FilesCheck{gone}
+		}, false, "lost: the checkpoint at /r/ckpt is damaged, though the supervisor keeps its checkpoints: pages-1.img missing"},
+		{"a checkpoint consumed by its restore is said", func(a *model.Aftermath) {
+			a.After[0].Files, a.Checkpoints = intact, []model.FilesCheck{gone}
+		}, true, "the supervisor removes a checkpoint it restored"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := continued()
+			a.Version, a.Manifests = model.AftermathFiles, []model.Manifest{image, ckpt}
+			tc.edit(a)
+			r := judged(a, model.U1)
+			if !r.Judged || r.Pass != tc.holds || !strings.Contains(evidence(r), tc.saying) {
+				t.Errorf("judged %v pass %v, want pass %v saying %q:\n%s", r.Judged, r.Pass, tc.holds, tc.saying, evidence(r))
+			}
+		})
+	}
+	// A description that names no file of the user: said, not a gap.
+	a := continued()
+	a.Version = model.AftermathFiles
+	if r := judged(a, model.U1); !r.Holds() || !strings.Contains(evidence(r), "files not checked") {
+		t.Errorf("no manifests: %s", evidence(r))
+	}
+}

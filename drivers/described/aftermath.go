@@ -2,6 +2,7 @@ package described
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 
 	"strings"
@@ -44,7 +45,10 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	}
 	a := &model.Aftermath{Supervisor: d.desc.Name, Operation: w.Operation, Target: target, Origin: target,
 		Expect: rt.Expect, BoundMS: r.BoundMS, Before: slices.Clone(d.before), Calls: []model.UserCall{},
-		Version: model.AftermathExpert}
+		Version: model.AftermathFiles, Manifests: slices.Clone(d.files)}
+	if f := d.desc.Recovery.Files; f != nil {
+		a.CheckpointKept = f.CheckpointKept
+	}
 	if d.opCall.What != "" {
 		op := d.opCall
 		a.Interrupted = &op
@@ -80,8 +84,67 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	}
 	// the identities' first reads, the last look, then their second reads
 	a.After = hostview.Identities(names, d.locate, func() { d.look(ctx, a, "after_retry", names) })
+	for i := range a.After {
+		if a.After[i].Name == a.Target {
+			checkRoot(a, &a.After[i])
+		}
+	}
 	d.rescue(ctx, a, w.Operation, rt)
+	checkCheckpoints(a)
 	return a
+}
+
+// listFiles lists, before the trigger, what the user keeps: the
+// workload's files as its image gives them, and a checkpoint's.
+func (d *Driver) listFiles(pre model.Precondition) {
+	d.files = nil
+	f := d.desc.Recovery.Files
+	if f == nil {
+		return
+	}
+	target := d.workloadName(1)
+	if f.Image != "" {
+		var skip []string
+		for _, w := range f.Writes {
+			skip = append(skip, strings.TrimPrefix(w, "/"))
+		}
+		d.files = append(d.files, hostview.ManifestOf(model.OfImage, target, d.expand(Command{f.Image}, 1)[0], nil, skip))
+	}
+	if !pre.Checkpoint {
+		return
+	}
+	for _, g := range f.Checkpoint {
+		pattern := d.expand(Command{g}, 1)[0]
+		matches, _ := filepath.Glob(pattern)
+		if len(matches) == 0 {
+			d.files = append(d.files, model.Manifest{Of: model.OfCheckpoint, Workload: target, Root: pattern, Files: []model.FileEntry{},
+				Err: "no checkpoint at " + pattern + " after the precondition's checkpoint"})
+		}
+		for _, m := range matches {
+			d.files = append(d.files, hostview.ManifestOf(model.OfCheckpoint, target, m, nil, nil))
+		}
+	}
+}
+
+// checkRoot compares the workload's root, as its own process sees it,
+// with its image's manifest (a removed workload has none to check).
+func checkRoot(a *model.Aftermath, w *model.Workload) {
+	m, ok := a.ManifestOf(model.OfImage, "")
+	if !ok || a.Expect == model.ExpectAbsent {
+		return
+	}
+	c := hostview.CompareRoot(m, *w)
+	w.Files = &c
+}
+
+// checkCheckpoints compares each checkpoint's manifest with the host once
+// the recovery is over.
+func checkCheckpoints(a *model.Aftermath) {
+	for _, m := range a.Manifests {
+		if m.Of == model.OfCheckpoint {
+			a.Checkpoints = append(a.Checkpoints, hostview.Compare(m, ""))
+		}
+	}
 }
 
 // rescue tries the description's expert steps in order while the user's
@@ -101,6 +164,7 @@ func (d *Driver) rescue(ctx context.Context, a *model.Aftermath, op string, rt R
 			r.Calls = append(r.Calls, d.userCall(ctx, a, "expert", e.Name+": "+d.words(cl), cl))
 		}
 		r.After = hostview.Identities([]string{a.Target}, d.locate, nil)[0]
+		checkRoot(a, &r.After)
 		a.Rescues = append(a.Rescues, r)
 		if lost, _ := a.Loss(r.Target, r.After); lost == "" {
 			return

@@ -42,6 +42,7 @@ type Driver struct {
 	watch   *triggers.Watcher
 	result  *triggers.Result
 	before  []model.Workload // identities read before the trigger
+	files   []model.Manifest // what the user keeps, listed before the trigger
 	daemon  *daemonProc      // the run's daemon, when the description has one
 }
 
@@ -105,6 +106,7 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 			return d.scope, fmt.Errorf("precondition: restored session %d: %w", n, err)
 		}
 	}
+	d.listFiles(pre)
 	return d.scope, nil
 }
 

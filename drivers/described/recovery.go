@@ -44,6 +44,28 @@ type Recovery struct {
 	// in order, then the retry again; the first that brings the workload
 	// back is named in the row, and the outcome is stuck, not recovered.
 	Expert []Expert `yaml:"expert"`
+	// Files names the files the user keeps: listed before the trigger,
+	// compared once the recovery is over (U1).
+	Files *Files `yaml:"files"`
+}
+
+// Files says where the host holds what a workload's user keeps.
+type Files struct {
+	// Image is the host directory of the workload's files as its image
+	// gives them (the tree the setup built the image from); after the
+	// recovery each is compared with the workload's root as its own
+	// process sees it.
+	Image string `yaml:"image"`
+	// Writes are the paths, inside the workload, its payload writes: left
+	// out of the comparison.
+	Writes []string `yaml:"writes"`
+	// Checkpoint are the host paths (globs) of a checkpoint's files,
+	// listed before the trigger and compared once the recovery is over.
+	Checkpoint []string `yaml:"checkpoint"`
+	// CheckpointKept says the supervisor keeps a checkpoint after a
+	// restore that succeeded: a file of it missing then is damage. When
+	// false, a restore that brought the workload back may consume it.
+	CheckpointKept bool `yaml:"checkpoint_kept"`
 }
 
 // Expert is one expert recovery step.
@@ -170,6 +192,29 @@ func (c *checker) recovery(d *Description, vars []string) {
 		}
 		if rt.Target != "" {
 			c.command(f+".target", Command{rt.Target}, vars, false)
+		}
+	}
+	if f := r.Files; f != nil {
+		switch {
+		case f.Image == "" && len(f.Checkpoint) == 0:
+			c.addf("recovery.files", "give image (the host directory the image was built from) or checkpoint (where a checkpoint's files are), or leave files out")
+		case f.Image != "":
+			c.command("recovery.files.image", Command{f.Image}, vars, false)
+			if !strings.HasPrefix(f.Image, "/") && !strings.HasPrefix(f.Image, "{") {
+				c.addf("recovery.files.image", "%q: give an absolute host path, like {assets}/rootfs", f.Image)
+			}
+		}
+		for i, w := range f.Writes {
+			if w == "" || strings.Contains(w, "..") {
+				c.addf(fmt.Sprintf("recovery.files.writes[%d]", i), "%q: give a path inside the workload, like /faultwin", w)
+			}
+		}
+		for i, g := range f.Checkpoint {
+			fp := fmt.Sprintf("recovery.files.checkpoint[%d]", i)
+			c.command(fp, Command{g}, vars, false)
+			if _, err := path.Match(g, ""); err != nil || (!strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "{")) {
+				c.addf(fp, "%q: give an absolute host path or glob of a checkpoint's directory", g)
+			}
 		}
 	}
 	names := map[string]bool{}

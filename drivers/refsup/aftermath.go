@@ -48,7 +48,8 @@ func (d *Driver) readBefore(session string) {
 // stopped before the sweeps.
 func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath {
 	a := &model.Aftermath{Supervisor: Name, Operation: w.Operation, BoundMS: int(AftermathBound.Milliseconds()),
-		Before: slices.Clone(d.before), Calls: []model.UserCall{}, Interrupted: d.opCall, Version: model.AftermathExpert}
+		Before: slices.Clone(d.before), Calls: []model.UserCall{}, Interrupted: d.opCall, Version: model.AftermathFiles,
+		Manifests: slices.Clone(d.files), CheckpointKept: true}
 	if a.Before == nil {
 		a.Before = []model.Workload{}
 	}
@@ -113,7 +114,17 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	}
 	// the identities' first reads, the last look, then their second reads
 	a.After = hostview.Identities(read, d.locate, func() { d.look(ctx, a, "after_retry", names) })
+	for i := range a.After {
+		if a.After[i].Name == a.Target {
+			checkFiles(a, &a.After[i])
+		}
+	}
 	d.rescue(ctx, a, ckpt)
+	for _, m := range a.Manifests {
+		if m.Of == model.OfCheckpoint {
+			a.Checkpoints = append(a.Checkpoints, hostview.Compare(m, ""))
+		}
+	}
 	return a
 }
 
@@ -140,6 +151,7 @@ func (d *Driver) rescue(ctx context.Context, a *model.Aftermath, ckpt string) {
 	r.After = model.Workload{Name: r.Target, Err: "no session came out of the restore"}
 	if r.Target != "" {
 		r.After = hostview.Identities([]string{r.Target}, d.locate, nil)[0]
+		checkFiles(a, &r.After)
 	}
 	a.Rescues = append(a.Rescues, r)
 }

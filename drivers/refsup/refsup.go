@@ -45,6 +45,7 @@ type Driver struct {
 	old      []*daemon        // supervisors of the run that died before this one (recovery windows)
 	origin   string           // the session the precondition checkpointed
 	before   []model.Workload // identities read before the trigger (aftermath)
+	files    []model.Manifest // the user's files, listed before the trigger
 }
 
 // New returns a driver for the refsup binary at bin.
@@ -108,11 +109,13 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 		}
 		d.origin = s
 		d.readBefore(s)
+		d.listSession(d.before[len(d.before)-1])
 		var out api.CheckpointInfo
 		if err := d.call(ctx, &out, "checkpoint", "--session", s); err != nil {
 			return d.scope, fmt.Errorf("precondition: checkpoint %s: %w", s, err)
 		}
 		d.ckpt = out.Checkpoint
+		d.listCheckpoint(s, d.ckpt)
 	}
 	for i := 0; i < pre.Restored; i++ {
 		var out api.SessionInfo
@@ -130,6 +133,7 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 	}
 	if len(d.sessions) > 0 {
 		d.readBefore(d.sessions[0])
+		d.listSession(d.before[len(d.before)-1])
 	}
 	return d.scope, nil
 }

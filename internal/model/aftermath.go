@@ -77,6 +77,16 @@ type Aftermath struct {
 	// recovery left the workload lost; the first that brought it back
 	// ends them (it is a bug report's workaround).
 	Rescues []Rescue `json:"rescues,omitempty"`
+	// Manifests are the files the user keeps, listed before the trigger
+	// (AftermathFiles on): the workload's as its image gives them, and
+	// the checkpoint's.
+	Manifests []Manifest `json:"manifests,omitempty"`
+	// Checkpoints are the checkpoint's manifests compared with what is on
+	// the host once the recovery is over; CheckpointKept says the
+	// supervisor keeps a checkpoint after a restore that succeeded (so a
+	// file of it missing then is damage, not the restore consuming it).
+	Checkpoints    []FilesCheck `json:"checkpoints,omitempty"`
+	CheckpointKept bool         `json:"checkpoint_kept,omitempty"`
 	// Version is the aftermath's judgement: AftermathGraded and later grade
 	// what the death cost (U1 is false for any loss, whatever the
 	// supervisor said). Rows recorded before it have none and are judged
@@ -121,6 +131,8 @@ func (a *Aftermath) Loss(target string, after Workload) (lost string, ok bool) {
 			return target + " is another workload: marker " + b.Marker + " before, " + after.Marker + " after", true
 		case after.Counter < b.Counter:
 			return target + " went back: counter " + strconv.Itoa(b.Counter) + " before, " + strconv.Itoa(after.Counter) + " after", true
+		case after.Files != nil && len(after.Files.Damage) > 0:
+			return target + "'s files are damaged: " + DamageText(after.Files.Damage, 5), true
 		}
 	case ExpectAbsent:
 		if after.Running() || len(after.PIDs) > 0 {
@@ -129,6 +141,9 @@ func (a *Aftermath) Loss(target string, after Workload) (lost string, ok bool) {
 	case ExpectRuns:
 		if !after.Running() {
 			return target + " does not run again: " + after.Text(), true
+		}
+		if after.Files != nil && len(after.Files.Damage) > 0 {
+			return target + "'s files are damaged: " + DamageText(after.Files.Damage, 5), true
 		}
 	default:
 		return "", false
@@ -168,6 +183,9 @@ type Workload struct {
 	Counter2 int       `json:"counter2"` // read again a moment later
 	Taken    time.Time `json:"taken"`
 	Err      string    `json:"err,omitempty"`
+	// Files is its root as it sees it compared with its image's manifest
+	// (AftermathFiles on; after the trigger only).
+	Files *FilesCheck `json:"files,omitempty"`
 }
 
 // Running reports whether w was read from a payload that counts.

@@ -385,6 +385,12 @@ var table = []mutant{
 	// locks: a state entry of the run after the sweeps.
 	{bug: "leave-restore-lock", window: "W3C_20", status: model.StatusFail, fail: []string{model.P7}, recovery: true,
 		evidence: "/locks/"},
+	// A restore that drops the session's larger files from the copied
+	// layer: the restored session runs on from its memory (same boot
+	// nonce, its counter moving), and the user's file is gone from its
+	// root. The retry said it succeeded; the files say otherwise.
+	{bug: "restore-drops-files", window: "W3C_20", status: model.StatusFail, fail: []string{model.U1}, recovery: true,
+		evidence: "faultwin/user-data missing"},
 }
 
 var _ = Describe("known-bug supervisors", Serial, Label("mutant"), func() {
