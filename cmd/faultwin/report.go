@@ -14,7 +14,7 @@ import (
 	"faultwin/reports/review"
 )
 
-const reportUsage = `usage: faultwin report [--format md|html] [--out PATH] FILE|DIR...
+const reportUsage = `usage: faultwin report [--format md|html] [--max-bytes N] [--out PATH] FILE|DIR...
        faultwin report --compare [--format md|html] [--out PATH] A B
 
 Renders rows for a reviewer: which files verify (chain and replay), the
@@ -25,8 +25,18 @@ nothing fetched) whose heatmap cells open each row's criteria and evidence.
 Without --format the format follows --out's extension: HTML for .html or
 .htm, Markdown otherwise (and on stdout). A --format that contradicts the
 extension (--format md --out x.html) is refused as a usage error.
---compare takes exactly two files and adds the windows whose verdict
-changed from A to B.
+--compare takes exactly two files and adds the windows that changed from
+A to B: only windows that ran in both, and only where the pass rates' 95%
+intervals do not overlap; the others are counted apart (a different
+commonest verdict within the intervals, a window of one side only).
+
+Each supervisor comes first: in the HTML its map (windows by files, a
+square per run, with the pass k/N and its interval over every file of
+it), its findings, its controls and one example of each outcome; the files,
+runs and per-file summaries last, folded. --max-bytes N writes a brief
+Markdown report within N bytes, failures first (a job summary takes 1 MiB,
+a pull-request comment 65,536 characters): what does not fit is cut at a
+line, and the report says so.
 
 A directory stands for every *.jsonl and *.jsonl.gz file under it, at
 any depth (a directory's own files first, then its subdirectories in name
@@ -61,12 +71,19 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	format := fs.String("format", "", "md or html (default: html when --out ends in .html or .htm, else md)")
 	out := fs.String("out", "-", "where to write the report; - for stdout")
 	compare := fs.Bool("compare", false, "compare two files: list windows whose verdict changed from the first to the second")
+	maxBytes := fs.Int("max-bytes", 0, "write a brief Markdown report of at most `N` bytes, failures first (at least 2048)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	f, err := reportFormat(*format, *out)
 	if err != nil {
 		return fs.usagef("%v", err)
+	}
+	switch {
+	case *maxBytes != 0 && *maxBytes < 2048:
+		return fs.usagef("--max-bytes %d: give at least 2048 bytes (a job summary takes 1048576, a pull-request comment 65536)", *maxBytes)
+	case *maxBytes != 0 && f == "html":
+		return fs.usagef("--max-bytes bounds the Markdown report; the HTML one is not cut")
 	}
 	if err := outPath(fs, "--out", *out); err != nil {
 		return err
@@ -96,9 +113,12 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 		r.Problems = append(r.Problems, review.SealProblems(f.Path, f.Replay.Seal)...)
 	}
 	var b bytes.Buffer
-	if *format == "html" {
+	switch {
+	case *format == "html":
 		err = render.HTML(&b, r)
-	} else {
+	case *maxBytes > 0:
+		err = render.MarkdownBrief(&b, r, *maxBytes)
+	default:
 		err = render.Markdown(&b, r)
 	}
 	if err != nil {

@@ -67,32 +67,43 @@ func label(c Cell) string {
 
 // Comparison lists the windows whose verdict differs between two files.
 type Comparison struct {
-	A, B    string
+	A, B string
+	// Changed are the windows that ran on both sides whose pass rates'
+	// 95% Wilson intervals do not overlap: the changes the evidence
+	// supports rather than a flake's draw.
 	Changed []Change
-	Same    int // windows present in both with the same verdict
-	// Supported counts the changes whose pass rates' 95% Wilson intervals
-	// do not overlap, or that ran in one file only: the changes the
-	// evidence supports rather than a flake's draw.
-	Supported int
+	// Within counts the windows whose commonest verdict differs but whose
+	// intervals overlap: not a change the rows support.
+	Within int
+	Same   int // windows on both sides with the same verdict, intervals overlapping
+	// OnlyA and OnlyB are the windows that ran on one side only: no
+	// change can be told for them.
+	OnlyA, OnlyB []string
 }
 
-// Change is one window's verdict in A and in B ("not run" when absent),
-// with its pass rate (k/N and the 95% Wilson interval) in each.
+// Sentence says what the comparison counted.
+func (c *Comparison) Sentence() string {
+	s := fmt.Sprintf("%d windows changed (they ran in both files and their pass rates' 95%% intervals do not overlap); %d differ in their commonest verdict within the intervals, not counted; %d kept their verdict",
+		len(c.Changed), c.Within, c.Same)
+	if len(c.OnlyA)+len(c.OnlyB) > 0 {
+		s += fmt.Sprintf("; %d ran only in A and %d only in B, not compared", len(c.OnlyA), len(c.OnlyB))
+	}
+	return s + "."
+}
+
+// Change is one window's verdict in A and in B, with its pass rate (k/N
+// and the 95% Wilson interval) in each.
 type Change struct {
-	Window    string
-	A, B      string
-	RateA     string // "8/10 [0.49, 0.94]"; "no measurement"; "not run"
-	RateB     string
-	Supported bool
+	Window       string
+	A, B         string
+	RateA, RateB string // "8/10 [0.49, 0.94]"; "no measurement"
 }
 
 // NotRun is the verdict of a window a file has no row for.
 const NotRun = "not run"
 
-// compareFiles compares each window's verdict in a and b. A window's
-// verdict in a file is its label when all its rows share one ("PASS"),
-// else every label with its count in first-seen order ("19× PASS, 1×
-// FAIL: P1"), so a soak compares with a soak and a flake shows as a change.
+// compareFiles lists what changed from a to b: only windows that ran in
+// both, and only where their intervals part.
 func compareFiles(a, b File) *Comparison {
 	va, vb := verdicts(a), verdicts(b)
 	sa, sb := sumsByWindow(a), sumsByWindow(b)
@@ -105,19 +116,25 @@ func compareFiles(a, b File) *Comparison {
 		ids[id] = true
 	}
 	for _, id := range sortedIDs(ids) {
-		x, y := orNotRun(va[id]), orNotRun(vb[id])
-		if x == y {
-			cmp.Same++
-			continue
-		}
-		ch := Change{Window: id, A: x, B: y, RateA: rate(sa[id]), RateB: rate(sb[id])}
 		wa, oka := sa[id]
 		wb, okb := sb[id]
-		ch.Supported = oka != okb || (wa.Measured() > 0 && wb.Measured() > 0 && (wa.Hi < wb.Lo || wb.Hi < wa.Lo))
-		if ch.Supported {
-			cmp.Supported++
+		switch {
+		case !okb:
+			cmp.OnlyA = append(cmp.OnlyA, id)
+			continue
+		case !oka:
+			cmp.OnlyB = append(cmp.OnlyB, id)
+			continue
 		}
-		cmp.Changed = append(cmp.Changed, ch)
+		apart := wa.Measured() > 0 && wb.Measured() > 0 && (wa.Hi < wb.Lo || wb.Hi < wa.Lo)
+		switch {
+		case apart:
+			cmp.Changed = append(cmp.Changed, Change{Window: id, A: va[id], B: vb[id], RateA: rate(wa), RateB: rate(wb)})
+		case va[id] != vb[id]:
+			cmp.Within++
+		default:
+			cmp.Same++
+		}
 	}
 	return cmp
 }
@@ -139,13 +156,6 @@ func rate(s review.WindowSummary) string {
 		return "no measurement"
 	}
 	return fmt.Sprintf("%d/%d [%.2f, %.2f]", s.Pass, s.Measured(), s.Lo, s.Hi)
-}
-
-func orNotRun(s string) string {
-	if s == "" {
-		return NotRun
-	}
-	return s
 }
 
 func verdicts(f File) map[string]string {

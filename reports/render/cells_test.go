@@ -23,9 +23,10 @@ func TestShortTextMarksBugSwitches(t *testing.T) {
 	}
 }
 
-// A change is supported when the pass rates' intervals part: 10/10 against
-// 0/10 is; 1/1 against 0/1 is not (either could be a flake's draw).
-func TestCompareSupportedByIntervals(t *testing.T) {
+// A change counts when the window ran on both sides and the pass rates'
+// intervals part: 10/10 against 0/10 does; 1/1 against 0/1 does not
+// (either could be a flake's draw); a window of one side only is no change.
+func TestCompareCountsOnlySupportedChanges(t *testing.T) {
 	rs := func(id, status string, n int) []rows.Row {
 		var out []rows.Row
 		for i := 0; i < n; i++ {
@@ -33,16 +34,17 @@ func TestCompareSupportedByIntervals(t *testing.T) {
 		}
 		return out
 	}
-	a := File{Path: "a", Rows: append(rs("W9", model.StatusPass, 10), rs("W8", model.StatusPass, 1)...)}
-	b := File{Path: "b", Rows: append(rs("W9", model.StatusFail, 10), rs("W8", model.StatusFail, 1)...)}
+	a := File{Path: "a", Rows: append(append(rs("W9", model.StatusPass, 10), rs("W8", model.StatusPass, 1)...), rs("W7", model.StatusPass, 5)...)}
+	b := File{Path: "b", Rows: append(append(rs("W9", model.StatusFail, 10), rs("W8", model.StatusFail, 1)...), rs("W6", model.StatusFail, 5)...)}
 	c := compareFiles(a, b)
-	if len(c.Changed) != 2 || c.Supported != 1 {
-		t.Fatalf("changes %+v, supported %d: want W8 and W9 changed, W9 alone supported", c.Changed, c.Supported)
+	if len(c.Changed) != 1 || c.Changed[0].Window != "W9" || c.Within != 1 || c.Same != 0 {
+		t.Fatalf("changed %+v, within %d, same %d: want W9 alone changed, W8 within its intervals", c.Changed, c.Within, c.Same)
 	}
-	for _, ch := range c.Changed {
-		if want := ch.Window == "W9"; ch.Supported != want {
-			t.Errorf("%s supported=%v (%s -> %s)", ch.Window, ch.Supported, ch.RateA, ch.RateB)
-		}
+	if len(c.OnlyA) != 1 || c.OnlyA[0] != "W7" || len(c.OnlyB) != 1 || c.OnlyB[0] != "W6" {
+		t.Errorf("one side only: A %v, B %v", c.OnlyA, c.OnlyB)
+	}
+	if s := c.Sentence(); !strings.Contains(s, "1 windows changed") || !strings.Contains(s, "1 ran only in A and 1 only in B") {
+		t.Errorf("sentence %q", s)
 	}
 }
 

@@ -79,9 +79,9 @@ func TestMutantNamedByItsFile(t *testing.T) {
 
 	html := htmlOf(t, r)
 	mustContain(t, html,
-		`<td class="cell s-fail expected" data-window="W4_30" data-run="2" data-status="FAIL">`,
-		`<span class="bug">expected: bug switch leak-cgroup</span>`,
-		`<h3 class="group" id="h-group-2">Mutants (bugs planted on purpose)</h3>`,
+		`<a class="sq s-fail expected" href="#d-2-W4_30" data-window="W4_30" data-run="2" data-status="FAIL"`,
+		`(expected: bug switch leak-cgroup)</summary>`,
+		`<h2 id="h-group-2">Mutants (bugs planted on purpose) <span class="tot">`,
 		`<td>1 expected (bugs planted)</td>`,
 	)
 
@@ -175,13 +175,17 @@ func TestGroupsBySupervisor(t *testing.T) {
 
 	html := htmlOf(t, r)
 	mustContain(t, html,
-		`<h3 class="group" id="h-group-1">Supervisor: podman</h3>`,
-		`<table class="heatmap" id="heatmap-1" data-group="podman">`,
-		`<h3 class="group" id="h-group-2">Supervisor: refsup</h3>`,
-		`<table class="heatmap" id="heatmap-2" data-group="refsup">`,
-		`<h2 id="h-sums-1">Summaries: Supervisor: podman</h2>`,
-		`<h2 id="h-sums-2">Summaries: Supervisor: refsup</h2>`,
+		`<h2 id="h-group-1">Supervisor: podman <span class="tot">`,
+		`<table class="heatmap" id="heatmap-1" data-group="podman" data-cells="2">`,
+		`<h2 id="h-group-2">Supervisor: refsup <span class="tot">`,
+		`<table class="heatmap" id="heatmap-2" data-group="refsup" data-cells="2">`,
+		`<summary>Per-file summaries: Supervisor: podman</summary>`,
+		`<summary>Per-file summaries: Supervisor: refsup</summary>`,
 	)
+	// A supervisor's section comes before the files and runs tables.
+	if i, j := strings.Index(html, `id="h-group-1"`), strings.Index(html, `<summary>Files (`); i < 0 || j < i {
+		t.Errorf("the files table (at %d) comes before the first supervisor (at %d)", j, i)
+	}
 	// Each map holds its own runs only: podman's W3_30 is run 2.
 	podMap := html[strings.Index(html, `id="heatmap-1"`):strings.Index(html, `id="heatmap-2"`)]
 	mustContain(t, podMap, `data-window="W3_30" data-run="2"`, `data-window="W5" data-run="2"`)

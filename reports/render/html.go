@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"faultwin/internal/model"
@@ -28,6 +29,12 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%d/%d pass, 95%% Wilson [%.2f, %.2f]", w.Pass, w.Measured(), w.Lo, w.Hi)
 	},
+	"krate": func(w review.WindowSummary) string {
+		if w.Measured() == 0 {
+			return "no measurement"
+		}
+		return fmt.Sprintf("%d/%d [%.2f, %.2f]", w.Pass, w.Measured(), w.Lo, w.Hi)
+	},
 	"seconds": func(s review.Spread) string { return fmt.Sprintf("%.1fs", s.Median) },
 	"outcome": func(judged, pass bool) string {
 		switch {
@@ -47,7 +54,20 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return "o-holds"
 	},
-	"join": func(xs []string) string { return strings.Join(xs, ", ") },
+	"join":     func(xs []string) string { return strings.Join(xs, ", ") },
+	"letter":   letter,
+	"evidence": evidence,
+	"runsOf": func(cs []Cell) string {
+		var parts []string
+		for i, c := range cs {
+			if i == 40 {
+				parts = append(parts, fmt.Sprintf("and %d more", len(cs)-40))
+				break
+			}
+			parts = append(parts, itoa(c.Run))
+		}
+		return strings.Join(parts, ", ")
+	},
 	"trim": func(s string) string { return strings.TrimPrefix(s, "not judged: ") },
 }).Parse(pageSource))
 
@@ -61,48 +81,83 @@ func statusClass(status string) string {
 	return "s-unknown"
 }
 
-// htmlView is what the template ranges over: the report, plus the
-// windows-by-runs grid with empty slots filled in.
+// htmlView is what the template ranges over: the report laid out for a
+// reviewer, each supervisor first with its map, findings and outcomes, the
+// files and runs last.
 type htmlView struct {
 	*Report
 	Rule         string
 	LandingRule  string
 	MutantsRule  string
+	Unregistered string
+	Legend       []struct{ ID, Text string }
 	Headline     string // set when the mutants are among the rows
 	GroupedViews []groupView
-	Cells        []Cell // every cell, for the detail sections
 	KillMaps     []killMapView
 }
 
-// groupView is one group's heatmap: its own runs as columns.
+// groupView is one group's section: its map (windows by files, a square
+// per run), its findings, its controls and one example per outcome.
 type groupView struct {
 	*Group
-	N        int   // 1-based, for unique ids on the page
-	Cols     []Run // the group's runs
-	Grid     []gridRow
+	N        int // 1-based, for unique ids on the page
+	Cols     []fileCol
+	Grid     []heatRow
 	Findings []findings.Finding // the most often seen (maxFindings)
 	More     int                // findings not shown
 	AB       []review.WindowAB  // windows that ran controls
+	Outcomes []Outcome          // per window, worst first
+	Cells    int                // squares on the map
 }
 
-type gridRow struct {
+type fileCol struct {
+	Path, Short string
+	Runs        int
+}
+
+type heatRow struct {
 	Window string
 	Name   string
-	Slots  []slot
+	Sum    *review.WindowSummary
+	Strips []Strip
 }
 
-type slot struct {
-	Run  int
-	Cell *Cell // nil when the window has no row in this run
+// maxEvidence bounds the evidence lines an example prints per criterion,
+// and maxLine their length: the row itself keeps all of it (faultwin rows).
+const (
+	maxEvidence = 12
+	maxLine     = 600
+)
+
+// evidence is a criterion's evidence as an example prints it: none for a
+// criterion that holds (its summary says it), capped otherwise.
+func evidence(judged, pass bool, ev []string) []string {
+	if judged && pass {
+		return nil
+	}
+	out := make([]string, 0, min(len(ev), maxEvidence+1))
+	for i, e := range ev {
+		if i == maxEvidence {
+			out = append(out, fmt.Sprintf("… %d more lines in the row (faultwin rows FILE)", len(ev)-maxEvidence))
+			break
+		}
+		if len(e) > maxLine {
+			e = e[:maxLine] + fmt.Sprintf(" … (%d characters)", len(e))
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // HTML writes the report as one self-contained page: inline CSS and
-// script, no network, no external fonts. The heatmap's cells are links to
-// per-row detail sections, so the page works without script; with script,
-// a click shows the row's criteria and evidence in a panel beside the map.
+// script, no network, no external fonts. Each supervisor comes first with
+// its map; every square of the map links to the example of its outcome
+// (the window's first row with that status and those false criteria), so
+// the page works without script; with script, a click shows that example
+// in a panel beside the map.
 func HTML(w io.Writer, r *Report) error {
 	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + ".", LandingRule: LandingRule, MutantsRule: MutantsRule,
-		KillMaps: killMaps(r.Files)}
+		Unregistered: UnregisteredRule, Legend: Legend, KillMaps: killMaps(r.Files)}
 	for i, grp := range r.Groups {
 		gv := groupView{Group: grp, N: i + 1}
 		if fs := GroupFindings(r, grp); len(fs) > 0 {
@@ -110,31 +165,58 @@ func HTML(w io.Writer, r *Report) error {
 			gv.More = len(fs) - len(gv.Findings)
 		}
 		gv.AB = GroupAB(r, grp)
-		for _, n := range grp.Runs {
-			gv.Cols = append(gv.Cols, r.Runs[n-1])
-		}
 		if grp.Mutants {
 			v.Headline = MutantsHeadline
 		}
-		for _, id := range grp.Windows {
-			g := gridRow{Window: id, Name: windowName(r, id)}
+		sums := map[string]*review.WindowSummary{}
+		for _, s := range GroupSummaries(r, grp) {
+			s := s
+			sums[s.Window] = &s
+		}
+		strips := GroupStrips(r, grp)
+		for _, f := range grp.Files {
+			runs := 0
 			for _, n := range grp.Runs {
-				s := slot{Run: n}
-				if c, ok := r.HasCell(grp, id, n); ok {
-					s.Cell = &c
+				if r.Runs[n-1].File == f {
+					runs++
 				}
-				g.Slots = append(g.Slots, s)
 			}
-			gv.Grid = append(gv.Grid, g)
+			gv.Cols = append(gv.Cols, fileCol{Path: f, Short: shortFile(f), Runs: runs})
+		}
+		outcomes := GroupOutcomes(r, grp)
+		linkExamples(strips, outcomes)
+		for _, id := range grp.Windows {
+			gv.Grid = append(gv.Grid, heatRow{Window: id, Name: windowName(r, id), Sum: sums[id], Strips: strips[id]})
+			gv.Outcomes = append(gv.Outcomes, outcomes[id]...)
+			for _, st := range strips[id] {
+				gv.Cells += len(st.Cells)
+			}
 		}
 		v.GroupedViews = append(v.GroupedViews, gv)
 	}
-	for _, run := range r.Runs {
-		for _, id := range r.Windows {
-			if c, ok := r.Cell(id, run.N); ok {
-				v.Cells = append(v.Cells, c)
+	return page.Execute(w, v)
+}
+
+// linkExamples points every cell of the strips at its outcome's example.
+func linkExamples(strips map[string][]Strip, outcomes map[string][]Outcome) {
+	for id, ss := range strips {
+		ex := map[string]string{}
+		for _, o := range outcomes[id] {
+			ex[o.Key] = o.ID()
+		}
+		for i := range ss {
+			for j := range ss[i].Cells {
+				c := &ss[i].Cells[j]
+				c.ExampleID = ex[outcomeKey(*c)]
 			}
 		}
 	}
-	return page.Execute(w, v)
+}
+
+// shortFile is a file's name without its directories and extensions, for
+// a map's column head (the full path is its title).
+func shortFile(p string) string {
+	b := filepath.Base(p)
+	b = strings.TrimSuffix(b, ".gz")
+	return strings.TrimSuffix(b, ".jsonl")
 }

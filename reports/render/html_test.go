@@ -75,7 +75,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("page contains %q: it must not load anything", bad)
 		}
 	}
-	for _, want := range []string{"<style>", "<script>", `<table class="heatmap" id="heatmap-1" data-group="refsup">`, `<details id="d-1-W4_30"`} {
+	for _, want := range []string{"<style>", "<script>", `<table class="heatmap" id="heatmap-1" data-group="refsup" data-cells="13">`, `<details id="d-1-W4_30"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -121,13 +121,25 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	}
 
+	// Each supervisor's map starts in the first screen of its section, as
+	// the browser laid it out (the page's script measured it).
+	secs := regexp.MustCompile(`<section aria-labelledby="h-group-\d+" class="group-section" data-map-top="(\d+)">`).FindAllStringSubmatch(dom, -1)
+	if len(secs) != len(r.Groups) {
+		t.Errorf("%d supervisor sections measured, want %d", len(secs), len(r.Groups))
+	}
+	for _, m := range secs {
+		if top, _ := strconv.Atoi(m[1]); top > 400 {
+			t.Errorf("a supervisor's map starts %d px below its section's top: not in its first screen", top)
+		}
+	}
+
 	opened := string(chromium(t, url+"#d-1-W4_30", "--dump-dom"))
-	panel := regexp.MustCompile(`(?s)<aside id="panel"[^>]*>.*?</aside>`).FindString(opened)
+	panel := regexp.MustCompile(`(?s)<aside id="panel-1"[^>]*>.*?</aside>`).FindString(opened)
 	if !strings.Contains(panel, `data-showing="d-1-W4_30"`) || !strings.Contains(panel, "pid 4242 (start 1190518) criu") {
 		t.Errorf("row d-1-W4_30 did not open in the panel with its evidence:\n%s", panel)
 	}
-	if !regexp.MustCompile(`<td class="cell s-fail selected" data-window="W4_30" data-run="1"`).MatchString(opened) {
-		t.Error("the opened row's cell is not marked selected")
+	if !regexp.MustCompile(`<a class="sq s-fail selected" href="#d-1-W4_30" data-window="W4_30" data-run="1"`).MatchString(opened) {
+		t.Error("the opened row's square is not marked selected")
 	}
 
 	shot := filepath.Join(t.TempDir(), "shot.png")

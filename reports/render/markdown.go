@@ -27,27 +27,225 @@ func Markdown(w io.Writer, r *Report) error {
 	m.line("# faultwin report")
 	m.line("")
 	m.line(GroupingRule + " " + review.RateRule + ".")
-	m.headline(r)
-	m.files(r)
 	m.problems(r)
-	m.runs(r)
+	m.headline(r)
+	m.legend()
 	for _, g := range r.Groups {
 		m.group(r, g)
 	}
 	m.compare(r)
 	m.landings(r)
 	m.details(r)
+	m.files(r)
+	m.runs(r)
 	return m.err
 }
+
+// MarkdownBrief writes the report within maxBytes, failures first, for a
+// CI job summary (1 MiB) or a pull-request comment (65,536 characters):
+// the evidence that does not verify, the supervisors, then per supervisor
+// its findings, its windows that did not all pass (the lowest pass rate
+// first) and its controls, the changes when comparing, then an example of
+// each failing outcome while the budget lasts. What does not fit is cut at
+// a line, and the report says where and how to read the rest.
+func MarkdownBrief(w io.Writer, r *Report, maxBytes int) error {
+	m := &mdWriter{w: w, max: maxBytes, limit: briefRows, budget: maxBytes}
+	m.line("# faultwin report (brief: at most %d bytes, failures first)", maxBytes)
+	m.line("")
+	m.line(review.RateRule + ".")
+	m.problems(r)
+	m.headline(r)
+	// Every supervisor's worst first, then each one's controls, then the
+	// examples: a budget spent on one supervisor's long tables would hide
+	// the next one's failures.
+	for _, g := range r.Groups {
+		m.line("")
+		m.line("## %s", g.Title())
+		m.findings(r, g)
+		m.windows(r, g, true)
+	}
+	for _, g := range r.Groups {
+		m.caused(r, g)
+	}
+	m.compare(r)
+	for _, g := range r.Groups {
+		m.examples(r, g)
+	}
+	m.legend()
+	return m.close()
+}
+
+// briefRows bounds each table of a brief report; the full report has the
+// rest.
+const briefRows = 15
+
+// caused lists the failures the kill caused against the controls (a brief
+// report's share of "Against the controls").
+func (m *mdWriter) caused(r *Report, g *Group) {
+	var rows [][]string
+	for _, w := range GroupAB(r, g) {
+		for _, a := range w.Attributions {
+			if a.Verdict == review.Caused {
+				rows = append(rows, []string{w.Window, a.Criterion, code(a.Class), fmt.Sprintf("%d/%d", a.FaultK, a.FaultN),
+					fmt.Sprintf("%d/%d", a.ControlK, a.ControlN), fmt.Sprintf("%+.2f [%+.2f, %+.2f]", a.Diff, a.Lo, a.Hi)})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.line("")
+	m.line("## %s: failures the kill caused (against the controls)", g.Name)
+	m.line("")
+	m.head("window", "criterion", "evidence", "fault k/N", "control k/N", "difference [95%]")
+	for i, c := range rows {
+		if i == m.limit {
+			m.line("")
+			m.line("… and %d more (the full report lists them)", len(rows)-i)
+			break
+		}
+		m.row(c...)
+	}
+}
+
+// briefReserve is kept free of a brief report's budget for the line that
+// says it was cut.
+const briefReserve = 320
 
 type mdWriter struct {
 	w   io.Writer
 	err error
+	// max bounds the bytes written (0: no bound); n counts them, and cut
+	// says a line did not fit, after which nothing more is written.
+	max, n int
+	cut    bool
+	// limit bounds the rows of the tables that honour it (0: none).
+	limit  int
+	budget int  // the bound asked for, for the note that says it was cut
+	fenced bool // inside a code fence: a cut closes it
+}
+
+// close ends a bounded report, saying so when something did not fit.
+func (m *mdWriter) close() error {
+	if m.cut && m.err == nil {
+		m.max, m.cut = 0, false
+		if m.fenced {
+			m.line("```")
+		}
+		m.line("")
+		m.line("_Cut here to stay within %d bytes (--max-bytes): the rest of the report, every row's evidence included, is in `faultwin report FILES` without --max-bytes, or `faultwin findings FILES`._", m.budget)
+	}
+	return m.err
 }
 
 func (m *mdWriter) line(format string, a ...any) {
-	if m.err == nil {
-		_, m.err = fmt.Fprintf(m.w, format+"\n", a...)
+	if m.err != nil || m.cut {
+		return
+	}
+	l := fmt.Sprintf(format+"\n", a...)
+	if m.max > 0 && m.n+len(l) > m.max-briefReserve {
+		m.cut = true
+		return
+	}
+	m.n += len(l)
+	if strings.HasPrefix(l, "```") {
+		m.fenced = !m.fenced
+	}
+	_, m.err = io.WriteString(m.w, l)
+}
+
+// legend says what each criterion asks, and what "(unregistered)" means.
+func (m *mdWriter) legend() {
+	m.line("")
+	m.line("## Legend")
+	m.line("")
+	for _, l := range Legend {
+		m.line("- **%s**: %s", l.ID, l.Text)
+	}
+	m.line("")
+	m.line("%s", UnregisteredRule)
+}
+
+// windows lists the group's windows over every file of it: pass k/N with
+// its interval, the other statuses and the false criteria. With bad, only
+// the windows that did not all pass, the lowest pass rate first.
+func (m *mdWriter) windows(r *Report, g *Group, bad bool) {
+	sums := GroupSummaries(r, g)
+	title := "Windows, over every file of the supervisor"
+	if bad {
+		sums = FailingFirst(sums)
+		n := 0
+		for n < len(sums) && sums[n].Fail+sums[n].Error+sums[n].Invalid+sums[n].Unknown > 0 {
+			n++
+		}
+		title = fmt.Sprintf("Windows that did not all pass: %d of %d, the lowest pass rate first", n, len(sums))
+		sums = sums[:n]
+	}
+	if len(sums) == 0 {
+		return
+	}
+	shown, more := m.limited(len(sums))
+	m.line("")
+	m.line("### %s", title)
+	m.line("")
+	m.head("Window", "Pass", "95% Wilson", "FAIL", "INVALID", "ERROR", "False criteria")
+	defer func() {
+		if more != "" {
+			m.line("")
+			m.line("%s", more)
+		}
+	}()
+	for _, w := range sums[:shown] {
+		interval := "no measurement"
+		if w.Measured() > 0 {
+			interval = fmt.Sprintf("[%.2f, %.2f]", w.Lo, w.Hi)
+		}
+		m.row(windowName(r, w.Window), fmt.Sprintf("%d/%d", w.Pass, w.Measured()), interval, itoa(w.Fail),
+			itoa(w.Invalid), itoa(w.Error), failedTally(w.Failed))
+	}
+}
+
+// limited cuts a table's rows to the writer's limit, saying how many were
+// left out.
+func (m *mdWriter) limited(n int) (shown int, more string) {
+	if m.limit == 0 || n <= m.limit {
+		return n, ""
+	}
+	return m.limit, fmt.Sprintf("… and %d more (the full report lists them)", n-m.limit)
+}
+
+// examples prints, for each outcome of the group that did not pass, its
+// first row's reason and criteria, the evidence capped.
+func (m *mdWriter) examples(r *Report, g *Group) {
+	outcomes := GroupOutcomes(r, g)
+	first := true
+	for _, id := range g.Windows {
+		for _, o := range outcomes[id] {
+			c := o.Example
+			if c.Status == model.StatusPass && len(c.Diffs) == 0 {
+				continue
+			}
+			if first {
+				m.line("")
+				m.line("## Outcomes that did not pass: %s, one example each", g.Name)
+				first = false
+			}
+			m.line("")
+			m.line("### %s: %s, %s", id, o.Key, plural(len(o.Cells), "row", "rows"))
+			m.line("")
+			m.line("%s row %d, reason: %s", code(c.File), c.Line, mdCell(c.Row.Reason))
+			m.line("")
+			m.line("```text")
+			for _, res := range c.Results {
+				if res.Holds() {
+					continue
+				}
+				capped := res
+				capped.Evidence = evidence(res.Judged, res.Pass, res.Evidence)
+				m.line("%s", strings.TrimRight(explain(capped), "\n"))
+			}
+			m.line("```")
+		}
 	}
 }
 
@@ -158,6 +356,7 @@ func (m *mdWriter) group(r *Report, g *Group) {
 		m.line("%s", MutantsRule)
 	}
 	m.findings(r, g)
+	m.windows(r, g, false)
 	m.against(r, g)
 	m.verdicts(r, g)
 	m.summaries(r, g)
@@ -179,7 +378,11 @@ func (m *mdWriter) findings(r *Report, g *Group) {
 	m.line("")
 	m.line("### Findings")
 	m.line("")
-	shown := fs[:min(len(fs), maxFindings)]
+	max := maxFindings
+	if m.limit > 0 {
+		max = min(max, m.limit/2)
+	}
+	shown := fs[:min(len(fs), max)]
 	m.line("%d distinct findings; the %d most often seen (`faultwin findings FILES` lists each with its rows):", len(fs), len(shown))
 	m.line("")
 	m.head("id", "criterion", "landed in", "killed", "evidence", "windows", "k/N", "control k/N", "workaround")
@@ -274,15 +477,14 @@ func (m *mdWriter) compare(r *Report) {
 	m.line("")
 	m.line("## Changes from %s to %s", code(c.A), code(c.B))
 	m.line("")
+	m.line("%s", c.Sentence())
 	if len(c.Changed) == 0 {
-		m.line("No window's verdict changed (%d windows compared).", c.Same)
 		return
 	}
-	m.line("%d windows changed, %d kept their verdict; %d of the changes are supported by the pass rates' 95%% intervals (they do not overlap, or the window ran in one file only).", len(c.Changed), c.Same, c.Supported)
 	m.line("")
-	m.head("Window", "A", "B", "A k/N [95%]", "B k/N [95%]", "Supported")
+	m.head("Window", "A", "B", "A k/N [95%]", "B k/N [95%]")
 	for _, ch := range c.Changed {
-		m.row(ch.Window, ch.A, ch.B, ch.RateA, ch.RateB, yesNo(ch.Supported))
+		m.row(ch.Window, ch.A, ch.B, ch.RateA, ch.RateB)
 	}
 }
 
@@ -378,11 +580,4 @@ func (m *mdWriter) details(r *Report) {
 // explain is criteria.ExplainResult with the fence kept intact.
 func explain(r criteria.Result) string {
 	return strings.ReplaceAll(criteria.ExplainResult(r), "```", "'''")
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no: within the intervals"
 }

@@ -17,6 +17,8 @@ package render
 
 import (
 	"encoding/json"
+	"runtime"
+	"sync"
 	"slices"
 	"sort"
 	"strings"
@@ -60,11 +62,21 @@ func (f File) SealCell() string {
 // Load reads and replays each path. A file that cannot be read to its end
 // is kept with the rows before the bad line; its replay says why.
 func Load(paths []string) []File {
-	out := make([]File, 0, len(paths))
-	for _, p := range paths {
-		f := review.ReplayFile(p)
-		out = append(out, File{Path: p, Rows: f.Rows, Replay: f})
+	out := make([]File, len(paths))
+	// Files replay apart, so as many at once as there are CPUs; the
+	// report keeps the order they were given in.
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f := review.ReplayFile(p)
+			out[i] = File{Path: p, Rows: f.Rows, Replay: f}
+		}()
 	}
+	wg.Wait()
 	return out
 }
 
@@ -96,6 +108,9 @@ type Cell struct {
 	Diffs   []review.Difference
 	Group   string  // the supervisor, or MutantsGroup
 	Mutant  *Mutant // set for a mutant's row
+	// ExampleID is the anchor of the example of the cell's outcome (set
+	// where a report lays cells out by outcome).
+	ExampleID string
 }
 
 // Expected reports whether the cell's FAIL is a bug planted on purpose.
