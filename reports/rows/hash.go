@@ -96,7 +96,7 @@ func (e *ChainError) Error() string {
 func VerifyChain(rows []Row) error {
 	prev := ""
 	for i, r := range rows {
-		if err := checkRow(r, i+1, i+1, prev); err != nil {
+		if err := checkRow(r, i+1, i+1, prev, false); err != nil {
 			return err
 		}
 		prev = r.Hash
@@ -106,17 +106,28 @@ func VerifyChain(rows []Row) error {
 
 // checkRow checks row n (at line) against its own hash and the previous
 // row's.
-func checkRow(r Row, n, line int, prev string) error {
+func checkRow(r Row, n, line int, prev string, compactFirst bool) error {
 	bad := func(format string, a ...any) error {
 		return &ChainError{Row: n, Line: line, ID: r.Window.ID, Problem: fmt.Sprintf(format, a...)}
 	}
-	h, err := ComputeHash(r)
-	if err != nil {
-		return bad("cannot encode: %v", err)
+	// A row read from a compact file is hashed over its line with
+	// references (see compact.go), a plain row over its JSON; either
+	// form's row may be in either file, so both are tried, the likelier
+	// first (the plain hash encodes every log, the costlier of the two).
+	h := ""
+	if compactFirst {
+		if ch, err := ComputeCompactHash(r); err == nil && ch == r.Hash {
+			h = ch
+		}
 	}
-	if h != r.Hash {
-		// A row read from a compact file is hashed over its line with
-		// references (see compact.go).
+	if h == "" {
+		ph, err := ComputeHash(r)
+		if err != nil {
+			return bad("cannot encode: %v", err)
+		}
+		h = ph
+	}
+	if h != r.Hash && !compactFirst {
 		if ch, err := ComputeCompactHash(r); err == nil && ch == r.Hash {
 			h = ch
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"faultwin/internal/strictjson"
@@ -255,7 +256,7 @@ func (c *Contents) Verify() error {
 		if it.row >= 0 {
 			r := c.Rows[it.row]
 			rowN++
-			if err := checkRow(r, rowN, it.line, prevRow); err != nil {
+			if err := checkRow(r, rowN, it.line, prevRow, strings.HasSuffix(c.Path, ".gz")); err != nil {
 				return err
 			}
 			prevRow, prevLine = r.Hash, r.Hash
