@@ -27,7 +27,7 @@ SUITES     = $$(find windows -name '*_suite_test.go' -printf 'faultwin/%h\n' | s
 GO_PKGS    = $$($(GO) list ./... | grep -v -x $(SUITES))
 HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u)
 
-.PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow repro hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow repro latest hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI,
 ## crictl (the CRI client the containerd-cri windows drive containerd's CRI plugin with)
@@ -169,6 +169,18 @@ nightly-described: build hostcheck
 	  $(FAULTWIN) drift --windows windows/$$d $(OUT)/nightly/$$d.jsonl || failed="$$failed $$d"; \
 	done; \
 	if [[ -n $$failed ]]; then echo "nightly: drift in:$$failed (out/nightly/<name>.jsonl; the lines marked ! above name the rows)"; exit 1; fi
+
+## latest: the newest runc and containerd releases built beside Debian's (scripts/install-latest.sh, pinned versions,
+## Go module proxy), then containerd's finding windows run LATEST_N times on them as the variant containerd-latest
+## (drivers/described/variants) into out/latest/: does a finding still show on the newest release?
+LATEST_N ?= 10
+LATEST_WINDOWS ?= CC1_50 || CC1_150 || CR1_150 || CR2 || CS2 || CS3
+latest: build hostcheck
+	scripts/install-latest.sh
+	@mkdir -p $(OUT)/latest
+	FAULTWIN_SUPERVISORS=drivers/described/variants $(FAULTWIN) soak -n $(LATEST_N) --windows windows/containerd \
+	  --variant containerd-latest --label-filter '$(LATEST_WINDOWS)' --state-root $(STATE_ROOT) \
+	  --results $(OUT)/latest/containerd-latest.jsonl.gz || { rc=$$?; ((rc == 1 || rc == 2)); }
 
 nightly-slow: build
 	FAULTWIN_HARNESS_KILLS=20 $(GO) test -count=1 -v -run '^TestHarnessKilled$$' ./cmd/faultwin

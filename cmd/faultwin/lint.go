@@ -120,13 +120,14 @@ type yamlFile struct {
 }
 
 // isDescription tells a supervisor description from window definitions:
-// one under a supervisors directory, or whose top level has roles:.
+// one under a supervisors directory, or whose top level has roles: (a
+// description) or variant_of: (a variant of one).
 func isDescription(path string, data []byte) bool {
 	if strings.Contains(filepath.ToSlash(path), "/supervisors/") || filepath.Base(filepath.Dir(path)) == "supervisors" {
 		return true
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "roles:") {
+		if strings.HasPrefix(l, "roles:") || strings.HasPrefix(l, "variant_of:") {
 			return true
 		}
 	}

@@ -26,11 +26,11 @@ func TestLintAsAnUnprivilegedUser(t *testing.T) {
 		if os.Geteuid() == 0 {
 			t.Fatal("the child meant to run as nobody runs as root")
 		}
-		lintAll(t, filepath.Join(dir, "supervisors"), filepath.Join(dir, "windows"), filepath.Join(dir, "broken"))
+		lintAll(t, filepath.Join(dir, "supervisors"), filepath.Join(dir, "windows"), filepath.Join(dir, "broken"), filepath.Join(dir, "variants"))
 		return
 	}
 	if os.Geteuid() != 0 {
-		lintAll(t, "../../drivers/described/supervisors", "../../windows", "testdata/lint")
+		lintAll(t, "../../drivers/described/supervisors", "../../windows", "testdata/lint", "../../drivers/described/variants")
 		return
 	}
 	dir, err := os.MkdirTemp("", "faultwin-lint-")
@@ -38,7 +38,7 @@ func TestLintAsAnUnprivilegedUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	for src, dst := range map[string]string{"../../drivers/described/supervisors": "supervisors", "../../windows": "windows", "testdata/lint": "broken"} {
+	for src, dst := range map[string]string{"../../drivers/described/supervisors": "supervisors", "../../windows": "windows", "testdata/lint": "broken", "../../drivers/described/variants": "variants"} {
 		copyReadable(t, src, filepath.Join(dir, dst))
 	}
 	self, err := os.Executable()
@@ -62,9 +62,9 @@ func TestLintAsAnUnprivilegedUser(t *testing.T) {
 
 // lintAll: every shipped file passes, and the broken corpus fails with
 // each problem at its file, line and field.
-func lintAll(t *testing.T, supervisors, windows, broken string) {
+func lintAll(t *testing.T, supervisors, windows, broken, variants string) {
 	t.Helper()
-	if out, code, err := runVerb(t, "lint", supervisors, windows); code != 0 || !strings.Contains(out, "no problem") {
+	if out, code, err := runVerb(t, "lint", supervisors, windows, variants); code != 0 || !strings.Contains(out, "no problem") {
 		t.Fatalf("the shipped files: exit %d (%v):\n%s", code, err, out)
 	}
 	out, code, err := runVerb(t, "lint", broken)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"faultwin/drivers/catalog"
+	"faultwin/drivers/described"
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
 	"faultwin/windows/definitions"
@@ -90,21 +92,44 @@ func selfDir() string {
 // windowFlags are the flags of every verb that runs windows (run, soak,
 // explore).
 type windowFlags struct {
-	verb                                    string
-	dir, filter, out, root, bin, bugs, logs *string
+	verb                                             string
+	dir, filter, out, root, bin, bugs, logs, variant *string
 }
 
 func addWindowFlags(fs *verbFlags, defaultOut string) *windowFlags {
 	return &windowFlags{
-		verb:   fs.verb,
-		dir:    fs.String("windows", defaultWindows, "directory of window definitions: DIR/*.yaml only (windows/<name>: one supervisor's windows); a directory of such directories is refused, naming them"),
-		filter: fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'"),
-		out:    fs.String("results", defaultOut, "JSONL file rows are appended to"),
-		root:   fs.String("state-root", model.DefaultStateRoot, "refsup state root"),
-		bin:    fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary"),
-		bugs:   fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)"),
-		logs:   fs.String("logs", "out/logs", "directory for the supervisor's own stdout, one subdir per window (rows carry the logs too)"),
+		verb:    fs.verb,
+		dir:     fs.String("windows", defaultWindows, "directory of window definitions: DIR/*.yaml only (windows/<name>: one supervisor's windows); a directory of such directories is refused, naming them"),
+		filter:  fs.String("label-filter", "", "ginkgo label filter, e.g. 'W3 && timed' or 'restore'"),
+		out:     fs.String("results", defaultOut, "JSONL file rows are appended to"),
+		root:    fs.String("state-root", model.DefaultStateRoot, "refsup state root"),
+		bin:     fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary"),
+		bugs:    fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)"),
+		logs:    fs.String("logs", "out/logs", "directory for the supervisor's own stdout, one subdir per window (rows carry the logs too)"),
+		variant: fs.String("variant", "", "run the windows on `NAME`, a variant of their supervisor (a description with variant_of, given through "+described.EnvDirs+")"),
 	}
+}
+
+// onVariant moves the windows to the variant the flag names: every one of
+// them must be of the supervisor it varies.
+func (f *windowFlags) onVariant(ws []model.Window) error {
+	if *f.variant == "" {
+		return nil
+	}
+	if err := catalog.Err(); err != nil {
+		return fmt.Errorf("%s: %w", f.verb, err)
+	}
+	d := catalog.Description(*f.variant)
+	if d == nil || d.VariantOf == "" {
+		return usagef(f.verb, "--variant %s: no variant of that name is described (a description with variant_of, loaded through %s)", *f.variant, described.EnvDirs)
+	}
+	for i := range ws {
+		if ws[i].Driver != d.VariantOf {
+			return usagef(f.verb, "--variant %s varies %s, but window %s is of %s", *f.variant, d.VariantOf, ws[i].ID, cmp.Or(ws[i].Driver, model.DefaultDriver))
+		}
+		ws[i].Driver = d.Name
+	}
+	return nil
 }
 
 // windowSession is what running windows needs once per invocation: the
@@ -149,6 +174,9 @@ func (f *windowFlags) open(stdout io.Writer) (*windowSession, error) {
 	n := len(ws)
 	if ws, err = runner.Select(ws, *f.filter); err != nil {
 		return nil, usageErr(f.verb, "--label-filter", err)
+	}
+	if err := f.onVariant(ws); err != nil {
+		return nil, err
 	}
 	left := leftOut(*f.dir)
 	fmt.Fprintf(stdout, "%s: %d of the %d windows of %s\n", f.verb, len(ws), n, filepath.Join(*f.dir, "*.yaml"))

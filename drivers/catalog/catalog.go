@@ -54,7 +54,7 @@ func load() {
 	}
 	descs, err := described.LoadFS(supervisors.Files, "drivers/described/supervisors/")
 	if extra := os.Getenv(described.EnvDirs); extra != "" {
-		more, err2 := described.LoadPaths(extra)
+		more, err2 := described.LoadPaths(extra, descs...)
 		descs = append(descs, more...)
 		err = errors.Join(err, err2)
 	}
@@ -201,7 +201,14 @@ const EnvDirs = described.EnvDirs
 // (faultwin lint checks a user's before it is installed): its driver's
 // published spec, or every problem of the file.
 func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
-	d, err := described.Parse(file, data)
+	once.Do(load)
+	var bases []*described.Description
+	for _, name := range Names() {
+		if d := known[name].desc; d != nil {
+			bases = append(bases, d)
+		}
+	}
+	d, err := described.ParseOver(file, data, bases)
 	if err != nil {
 		return model.DriverSpec{}, err
 	}

@@ -26,6 +26,9 @@ import (
 type Description struct {
 	Name    string `yaml:"name"`
 	Summary string `yaml:"summary"`
+	// VariantOf names the description this one varies: its file gives
+	// only the top-level fields that differ (variant.go).
+	VariantOf string `yaml:"variant_of"`
 	// Binary is the supervisor's executable, looked up on PATH after
 	// PathPrepend. Unless Requires names it, doctor checks it is there
 	// and, with VersionArgs, that it runs.
@@ -62,6 +65,9 @@ type Description struct {
 	Reclaim Reclaim `yaml:"reclaim"`
 
 	File string `yaml:"-"` // where it was read from
+	// source is the YAML it was parsed from (a variant: merged with its
+	// base), which a variant of it is merged over.
+	source []byte
 }
 
 // Command is an argv; "{base}" as a whole element expands to Base, and
@@ -217,6 +223,7 @@ func Parse(file string, data []byte) (*Description, error) {
 		typeErrs = typeErrors(file, root.Content[0], te)
 	}
 	d.File = file
+	d.source = data
 	c := &checker{file: file, root: root.Content[0]}
 	c.check(&d)
 	errs := typeErrs

@@ -21,7 +21,7 @@ func LoadFS(fsys fs.FS, prefix string) ([]*Description, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*Description
+	var srcs []source
 	var errs []error
 	for _, n := range names {
 		b, err := fs.ReadFile(fsys, n)
@@ -29,20 +29,17 @@ func LoadFS(fsys fs.FS, prefix string) ([]*Description, error) {
 			errs = append(errs, err)
 			continue
 		}
-		d, err := Parse(prefix+n, b)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, d)
+		srcs = append(srcs, source{prefix + n, b})
 	}
-	return out, errors.Join(errs...)
+	out, perrs := parseAll(srcs, nil)
+	return out, errors.Join(append(errs, perrs...)...)
 }
 
 // LoadPaths reads the description files and directories of a
-// colon-separated list (a directory contributes its *.yaml files).
-func LoadPaths(list string) ([]*Description, error) {
-	var out []*Description
+// colon-separated list (a directory contributes its *.yaml files); a
+// variant among them may vary one of bases (the built-in descriptions).
+func LoadPaths(list string, bases ...*Description) ([]*Description, error) {
+	var srcs []source
 	var errs []error
 	for _, p := range strings.Split(list, ":") {
 		if p == "" {
@@ -64,13 +61,9 @@ func LoadPaths(list string) ([]*Description, error) {
 				errs = append(errs, err)
 				continue
 			}
-			d, err := Parse(f, b)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			out = append(out, d)
+			srcs = append(srcs, source{f, b})
 		}
 	}
-	return out, errors.Join(errs...)
+	out, perrs := parseAll(srcs, bases)
+	return out, errors.Join(append(errs, perrs...)...)
 }
