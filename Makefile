@@ -30,9 +30,12 @@ HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 di
 .PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow repro latest hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI,
-## crictl (the CRI client the containerd-cri windows drive containerd's CRI plugin with)
+## crictl (the CRI client the containerd-cri windows drive containerd's CRI plugin with),
+## actionlint (TestActionlint lints .github/workflows with it)
 CRICTL         = /opt/faultwin/bin/crictl
 CRICTL_VERSION = v1.37.0
+ACTIONLINT         = $(BIN)/actionlint
+ACTIONLINT_VERSION = v1.7.12
 deps:
 	scripts/deps.sh
 	scripts/install-criu.sh
@@ -46,6 +49,11 @@ deps:
 	  echo "crictl: $(CRICTL_VERSION) already at $(CRICTL)"; \
 	else \
 	  GOBIN=$(dir $(CRICTL)) $(GO) install sigs.k8s.io/cri-tools/cmd/crictl@$(CRICTL_VERSION) && echo "crictl: installed $(CRICTL_VERSION)"; \
+	fi
+	@if [[ -x $(ACTIONLINT) ]] && [[ $$($(ACTIONLINT) -version 2>/dev/null | head -1) == "$(ACTIONLINT_VERSION)" ]]; then \
+	  echo "actionlint: $(ACTIONLINT_VERSION) already at $(ACTIONLINT)"; \
+	else \
+	  GOBIN=$(BIN) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) && echo "actionlint: installed $(ACTIONLINT_VERSION)"; \
 	fi
 
 ## build: the faultwin CLI and the reference supervisor into bin/

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"faultwin/reports/render"
+	"faultwin/reports/rows"
 )
 
 // promPath refuses a --prom value that names no file to write.
@@ -38,11 +40,21 @@ func outPath(fs *verbFlags, flag, path string) error {
 }
 
 // writeProm writes p to path in the Prometheus text format, atomically,
-// and says so.
+// and says so. A file of p.Files without its newest rows' finish times
+// (Last nil) is read again for them, so the export states when the soak
+// last wrote a row (faultwin_last_row_timestamp_seconds); what cannot be
+// read adds nothing, its rows before the bad line still count.
 func writeProm(stdout io.Writer, verb, path string, p render.Prom) error {
+	p.Files = slices.Clone(p.Files)
+	for i, f := range p.Files {
+		if f.Last == nil {
+			rs, _ := rows.Read(f.Path)
+			p.Files[i].Last = render.LastFinished(rs)
+		}
+	}
 	var b bytes.Buffer
 	if err := render.Prometheus(&b, p); err != nil {
-		return err
+		return fmt.Errorf("%s: --prom: %w", verb, err)
 	}
 	if err := writeFileAtomic(path, b.Bytes()); err != nil {
 		return fmt.Errorf("%s: --prom: %w", verb, err)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 
@@ -133,7 +136,7 @@ func TestSoakSummaryProm(t *testing.T) {
 	}
 	for id, w := range by {
 		key := func(name string) string {
-			return name + "{arm=fault,driver=" + w.driver + ",family=" + w.family + ",file=" + soak + ",window=" + id + "}"
+			return name + "{arm=fault,driver=" + w.driver + ",family=" + w.family + ",window=" + id + "}"
 		}
 		lo, hi := review.Wilson(w.pass, w.pass+w.fail, review.Z95)
 		sort.Float64s(w.secs)
@@ -151,25 +154,108 @@ func TestSoakSummaryProm(t *testing.T) {
 	// As the printed summary has them.
 	pin := func(name, window, family string, want float64) {
 		t.Helper()
-		wantSample(t, got, name+"{arm=fault,driver=podman,family="+family+",file="+soak+",window="+window+"}", want)
+		wantSample(t, got, name+"{arm=fault,driver=podman,family="+family+",window="+window+"}", want)
 	}
 	pin("faultwin_window_fail_rows", "PD1_120", "PD1", 10)
 	pin("faultwin_window_pass_ratio", "PD1_120", "PD1", 0)
 	pin("faultwin_window_pass_rows", "PR5", "PR5", 5)
 	pin("faultwin_window_invalid_rows", "PR5", "PR5", 5)
 	pin("faultwin_window_measured_rows", "PR6_10", "PR6", 9)
-	if v := got["faultwin_window_pass_ratio_wilson_lower{arm=fault,driver=podman,family=PC1,file="+soak+",window=PC1_50}"]; math.Round(v*100) != 24 {
+	if v := got["faultwin_window_pass_ratio_wilson_lower{arm=fault,driver=podman,family=PC1,window=PC1_50}"]; math.Round(v*100) != 24 {
 		t.Errorf("PC1_50 Wilson lower %v, want 0.24", v)
 	}
-	wantSample(t, got, "faultwin_file_rows{file="+soak+"}", 250)
-	wantSample(t, got, "faultwin_file_chain_ok{file="+soak+"}", 1)
+	// The file by its name, not its path.
+	base := "soak-10-5cffb9b.jsonl.gz"
+	wantSample(t, got, "faultwin_file_rows{file="+base+"}", 250)
+	wantSample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
 	for _, s := range review.SealStates {
 		want := 0.0
 		if s == review.SealSealed {
 			want = 1
 		}
-		wantSample(t, got, "faultwin_file_seal{file="+soak+",state="+s+"}", want)
+		wantSample(t, got, "faultwin_file_seal{file="+base+",state="+s+"}", want)
 	}
+	promLabels(t, prom)
+	// When the soak last wrote a row: the newest finish time of its rows.
+	var last time.Time
+	for _, r := range rs {
+		if r.Run.Finished.After(last) {
+			last = r.Run.Finished
+		}
+	}
+	if last.IsZero() {
+		t.Fatal("no row has a finish time")
+	}
+	wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=podman}", float64(last.UnixMilli())/1e3)
+	if n := len(got) - 25*12 - 6; n != 1 {
+		t.Errorf("%d samples beside 25 windows x 12 and the file's 6, want 1 (the last row's time)", n)
+	}
+}
+
+// promLabels fails on a series of path's with a label its metric does not
+// have: no file label outside the faultwin_file_* series, whose file is a
+// base name, never a path (a path changes with each run directory, and a
+// new value starts new series).
+func promLabels(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string][]string{
+		"faultwin_window_": {"window", "arm", "family", "driver", "shard"},
+		"faultwin_ab_":     {"window", "criterion", "class", "shard"},
+		"faultwin_file_":   {"file", "state"},
+		"faultwin_last_":   {"driver", "shard"},
+		"faultwin_merge_":  nil,
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range fams {
+		want, known := []string(nil), false
+		for prefix, ls := range allowed {
+			if strings.HasPrefix(name, prefix) {
+				want, known = ls, true
+			}
+		}
+		if !known {
+			t.Errorf("%s: %s, a metric this test does not know", path, name)
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if !slices.Contains(want, l.GetName()) {
+					t.Errorf("%s: %s has label %s=%q, want only %q", path, name, l.GetName(), l.GetValue(), want)
+				}
+				if l.GetName() == "file" && strings.Contains(l.GetValue(), "/") {
+					t.Errorf("%s: %s: file label %q is a path, not a base name", path, name, l.GetValue())
+				}
+			}
+		}
+	}
+}
+
+// lastFinished is the newest finish time of the rows of paths.
+func lastFinished(t *testing.T, paths ...string) float64 {
+	t.Helper()
+	var last time.Time
+	for _, p := range paths {
+		rs, err := rows.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.Run.Finished.After(last) {
+				last = r.Run.Finished
+			}
+		}
+	}
+	if last.IsZero() {
+		t.Fatalf("no row of %v has a finish time", paths)
+	}
+	return float64(last.UnixMilli()) / 1e3
 }
 
 // A file that does not verify is stated so (chain 0), its rows still
@@ -190,10 +276,68 @@ func TestSoakSummaryPromBroken(t *testing.T) {
 		t.Errorf("exit %d (%v), want 1: the file does not verify", code, err)
 	}
 	got := promSamples(t, prom)
-	wantSample(t, got, "faultwin_file_chain_ok{file="+cut+"}", 0)
-	wantSample(t, got, "faultwin_file_rows{file="+cut+"}", 1)
-	wantSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,file="+cut+",window=W4_30}", 1)
-	wantSample(t, got, "faultwin_file_seal{file="+cut+",state=legacy}", 1)
+	promLabels(t, prom)
+	wantSample(t, got, "faultwin_file_chain_ok{file=cut.jsonl}", 0)
+	wantSample(t, got, "faultwin_file_rows{file=cut.jsonl}", 1)
+	wantSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
+	wantSample(t, got, "faultwin_file_seal{file=cut.jsonl,state=legacy}", 1)
+	// A file that does not verify still says when its last row finished.
+	wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(rs[1].Run.Finished.UnixMilli())/1e3)
+}
+
+// soak --summary --prom of a soak's shard files: each file's series carry
+// its shard, not its path; each shard's newest row is its own, so a shard
+// that stopped writing rows stands out among the others. Files nothing but
+// their path would tell apart are refused, and the .prom file before is
+// left as it was.
+func TestSoakSummaryPromShards(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeShards(t, dir, 2)
+	prom := filepath.Join(dir, "shards.prom")
+	if _, code, err := runVerb(t, append([]string{"soak", "--summary", "--prom", prom}, paths...)...); code != exitFail {
+		t.Errorf("exit %d (%v), want 1: the soak has a FAIL", code, err)
+	}
+	got := promSamples(t, prom)
+	promLabels(t, prom)
+	for k, p := range paths {
+		shard := fmt.Sprintf("shard=%d/2", k+1)
+		wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,"+shard+"}", lastFinished(t, p))
+		rs, err := rows.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSample(t, got, "faultwin_file_rows{file="+filepath.Base(p)+"}", float64(len(rs)))
+	}
+	wantSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,shard=2/2,window=W4_30}", 1)
+
+	before, err := os.ReadFile(prom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two unsharded files; two files of shard 1/2 (a copy elsewhere).
+	a, _ := fixtureFile(t, dir, "a.jsonl", passIn("W3_30"))
+	sub := filepath.Join(dir, "again")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := fixtureFile(t, sub, "b.jsonl", passIn("W3_30"))
+	s1, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(sub, "shard-1-again.jsonl")
+	if err := os.WriteFile(again, s1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{a, b}, {paths[0], again}} {
+		_, code, err := runVerb(t, append([]string{"soak", "--summary", "--prom", prom}, args...)...)
+		if code == 0 || err == nil || !strings.Contains(err.Error(), "--prom") || !strings.Contains(err.Error(), "the same series") {
+			t.Errorf("soak --summary --prom %v: exit %d (%v), want an error: the files' series would be the same", args, code, err)
+		}
+		if after, _ := os.ReadFile(prom); !bytes.Equal(after, before) {
+			t.Errorf("soak --summary --prom %v rewrote %s", args, prom)
+		}
+	}
 }
 
 // merge --prom: the merged soak's numbers, the same as the whole soak's,
@@ -219,11 +363,15 @@ func TestMergeProm(t *testing.T) {
 	wantSample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W3,window=W3_80}", 1)
 	wantSample(t, got, "faultwin_merge_problems{}", 0)
 	wantSample(t, got, "faultwin_merge_mixed_provenance{}", 0)
+	promLabels(t, prom)
+	// The whole soak's newest row, over every shard's file, no shard label.
+	wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", lastFinished(t, paths...))
 	total := 0.0
 	for _, p := range paths {
-		wantSample(t, got, "faultwin_file_chain_ok{file="+p+"}", 1)
-		wantSample(t, got, "faultwin_file_seal{file="+p+",state=sealed}", 1)
-		total += got["faultwin_file_rows{file="+p+"}"]
+		base := filepath.Base(p)
+		wantSample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
+		wantSample(t, got, "faultwin_file_seal{file="+base+",state=sealed}", 1)
+		total += got["faultwin_file_rows{file="+base+"}"]
 	}
 	if total != 9 {
 		t.Errorf("the shard files hold %v rows, want 9", total)

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +24,7 @@ const (
 	jobFile      = "../../deploy/kubernetes/soak-indexed-job.yaml"
 	mergeJobFile = "../../deploy/kubernetes/soak-merge-job.yaml"
 	pvcFile      = "../../deploy/kubernetes/results-pvc.yaml"
+	classFile    = "../../deploy/kubernetes/runtime-class.yaml"
 )
 
 // yamlDocs parses every document of a YAML file.
@@ -123,15 +126,16 @@ func noRegistryHost(t *testing.T, path string) {
 	if bytes.Contains(b, []byte("://")) {
 		t.Errorf("%s holds a URL", path)
 	}
-	// Kubernetes' own label namespaces (app.kubernetes.io/name,
-	// kubernetes.io/hostname) look like domains but name no host.
+	// Kubernetes' own label namespaces and API groups
+	// (app.kubernetes.io/name, kubernetes.io/hostname, node.k8s.io/v1)
+	// look like domains but name no host.
 	b = kubeLabel.ReplaceAll(b, nil)
 	if m := hostLike.Find(b); m != nil {
 		t.Errorf("%s names a host (%s)", path, m)
 	}
 }
 
-var kubeLabel = regexp.MustCompile(`\b([a-z0-9-]+\.)*kubernetes\.io/`)
+var kubeLabel = regexp.MustCompile(`\b([a-z0-9-]+\.)*(kubernetes|k8s)\.io/`)
 
 // hostLike matches a dotted domain name such as example.io or a.b.com.
 var hostLike = regexp.MustCompile(`\b[a-z0-9-]+(\.[a-z0-9-]+)*\.(io|org|com|net|dev|cloud|sh)\b`)
@@ -223,7 +227,7 @@ func TestNightlySoakWorkflow(t *testing.T) {
 }
 
 func TestSoakIndexedJob(t *testing.T) {
-	for _, f := range []string{jobFile, mergeJobFile, pvcFile} {
+	for _, f := range []string{jobFile, mergeJobFile, pvcFile, classFile} {
 		noRegistryHost(t, f)
 	}
 	pvc := yamlDocs(t, pvcFile)
@@ -260,9 +264,16 @@ func TestSoakIndexedJob(t *testing.T) {
 	for _, e := range dig(t, c, "env").([]any) {
 		m := e.(map[string]any)
 		env[m["name"].(string)] = m["value"]
+		if m["name"] == "SHARDS" {
+			// n is the pods' annotation, read by the downward API.
+			env["SHARDS"] = dig(t, spec, "template", "metadata", "annotations", "faultwin/shards")
+			if f := dig(t, m, "valueFrom", "fieldRef", "fieldPath"); f != "metadata.annotations['faultwin/shards']" {
+				t.Errorf("SHARDS from %v, want the pod annotation faultwin/shards", f)
+			}
+		}
 	}
 	if env["SHARDS"] != fmt.Sprint(n) {
-		t.Errorf("SHARDS %v, completions %v: want equal", env["SHARDS"], n)
+		t.Errorf("SHARDS (annotation faultwin/shards) %v, completions %v: want equal", env["SHARDS"], n)
 	}
 	script := dig(t, c, "args", 0).(string)
 	if !strings.Contains(script, "JOB_COMPLETION_INDEX + 1") {
@@ -309,6 +320,16 @@ func TestSoakIndexedJob(t *testing.T) {
 // as RESULTS), and two shard files there for the merge's glob.
 func runScript(t *testing.T, script string, env map[string]string) string {
 	t.Helper()
+	out, err := runScriptErr(t, script, env)
+	if err != nil {
+		t.Fatalf("script: %v\n%s", err, out)
+	}
+	return out
+}
+
+// runScriptErr is runScript returning the script's error.
+func runScriptErr(t *testing.T, script string, env map[string]string) (string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results")
 	for _, k := range []int{1, 2} {
@@ -329,8 +350,289 @@ func runScript(t *testing.T, script string, env map[string]string) string {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("script: %v\n%s", err, out)
+	return strings.ReplaceAll(string(out), results, "RESULTS"), err
+}
+
+// The parts of a Job, a pod and a RuntimeClass the manifests use, for a
+// strict decoding: a field not named here (a misspelt runtimeClassName, a
+// nodeSelector one level off) fails the test instead of being ignored, as
+// the API server's strict field validation would refuse it. Fields the
+// placement does not depend on are decoded as any.
+type (
+	kubeMeta struct {
+		Name         string            `yaml:"name"`
+		GenerateName string            `yaml:"generateName"`
+		Labels       map[string]string `yaml:"labels"`
+		Annotations  map[string]string `yaml:"annotations"`
 	}
-	return strings.ReplaceAll(string(out), results, "RESULTS")
+	kubeJob struct {
+		APIVersion string   `yaml:"apiVersion"`
+		Kind       string   `yaml:"kind"`
+		Metadata   kubeMeta `yaml:"metadata"`
+		Spec       struct {
+			CompletionMode          string `yaml:"completionMode"`
+			Completions             *int   `yaml:"completions"`
+			Parallelism             *int   `yaml:"parallelism"`
+			BackoffLimit            *int   `yaml:"backoffLimit"`
+			BackoffLimitPerIndex    *int   `yaml:"backoffLimitPerIndex"`
+			MaxFailedIndexes        *int   `yaml:"maxFailedIndexes"`
+			ActiveDeadlineSeconds   *int   `yaml:"activeDeadlineSeconds"`
+			TTLSecondsAfterFinished *int   `yaml:"ttlSecondsAfterFinished"`
+			Template                struct {
+				Metadata kubeMeta `yaml:"metadata"`
+				Spec     kubePod  `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	kubePod struct {
+		RestartPolicy             string            `yaml:"restartPolicy"`
+		RuntimeClassName          string            `yaml:"runtimeClassName"`
+		HostPID                   bool              `yaml:"hostPID"`
+		NodeSelector              map[string]string `yaml:"nodeSelector"`
+		Tolerations               []kubeToleration  `yaml:"tolerations"`
+		Affinity                  any               `yaml:"affinity"`
+		TopologySpreadConstraints any               `yaml:"topologySpreadConstraints"`
+		Containers                []kubeContainer   `yaml:"containers"`
+		Volumes                   []map[string]any  `yaml:"volumes"`
+	}
+	kubeToleration struct {
+		Key      string `yaml:"key"`
+		Operator string `yaml:"operator"`
+		Value    string `yaml:"value"`
+		Effect   string `yaml:"effect"`
+	}
+	kubeContainer struct {
+		Name            string `yaml:"name"`
+		Image           string `yaml:"image"`
+		ImagePullPolicy string `yaml:"imagePullPolicy"`
+		WorkingDir      string `yaml:"workingDir"`
+		SecurityContext *struct {
+			Privileged bool `yaml:"privileged"`
+			RunAsUser  *int `yaml:"runAsUser"`
+		} `yaml:"securityContext"`
+		Env []struct {
+			Name      string `yaml:"name"`
+			Value     string `yaml:"value"`
+			ValueFrom *struct {
+				FieldRef struct {
+					FieldPath string `yaml:"fieldPath"`
+				} `yaml:"fieldRef"`
+			} `yaml:"valueFrom"`
+		} `yaml:"env"`
+		Command      []string         `yaml:"command"`
+		Args         []string         `yaml:"args"`
+		Resources    any              `yaml:"resources"`
+		VolumeMounts []map[string]any `yaml:"volumeMounts"`
+	}
+	kubeRuntimeClass struct {
+		APIVersion string   `yaml:"apiVersion"`
+		Kind       string   `yaml:"kind"`
+		Metadata   kubeMeta `yaml:"metadata"`
+		Handler    string   `yaml:"handler"`
+		Scheduling struct {
+			NodeSelector map[string]string `yaml:"nodeSelector"`
+			Tolerations  []kubeToleration  `yaml:"tolerations"`
+		} `yaml:"scheduling"`
+	}
+)
+
+// strictDecode decodes the one document of path into v, refusing a field v
+// does not have.
+func strictDecode(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var more any
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		t.Fatalf("%s: more than one document (%v)", path, err)
+	}
+}
+
+// soakNodeLabel is the label of the nodes that hold the image and the
+// runtime handler (docs/soak.md, "Sharded soaks").
+const soakNodeLabel = "faultwin/soak-node"
+
+// TestSoakJobPlacement: the soak and merge Jobs would run as written. Both
+// run on the soak nodes, where the image was loaded (imagePullPolicy
+// Never finds it nowhere else), with the runtime class whose snapshotter
+// is not overlayfs; the soak's shard count is its completions; a pod whose
+// index is past it refuses to start.
+func TestSoakJobPlacement(t *testing.T) {
+	var soak, merge kubeJob
+	var class kubeRuntimeClass
+	strictDecode(t, jobFile, &soak)
+	strictDecode(t, mergeJobFile, &merge)
+	strictDecode(t, classFile, &class)
+
+	want := map[string]string{soakNodeLabel: "true"}
+	toleration := kubeToleration{Key: soakNodeLabel, Operator: "Equal", Value: "true", Effect: "NoSchedule"}
+	sp, mp := soak.Spec.Template.Spec, merge.Spec.Template.Spec
+	for _, j := range []struct {
+		file string
+		pod  kubePod
+	}{{jobFile, sp}, {mergeJobFile, mp}} {
+		if !maps.Equal(j.pod.NodeSelector, want) {
+			t.Errorf("%s: nodeSelector %v, want %v (the nodes that hold the image)", j.file, j.pod.NodeSelector, want)
+		}
+		if len(j.pod.Tolerations) != 1 || j.pod.Tolerations[0] != toleration {
+			t.Errorf("%s: tolerations %+v, want only %+v (the soak nodes' optional taint)", j.file, j.pod.Tolerations, toleration)
+		}
+		if j.pod.RuntimeClassName != class.Metadata.Name || class.Metadata.Name == "" {
+			t.Errorf("%s: runtimeClassName %q, want %q (%s)", j.file, j.pod.RuntimeClassName, class.Metadata.Name, classFile)
+		}
+		if len(j.pod.Containers) == 0 {
+			t.Fatalf("%s: no container", j.file)
+		}
+		for _, c := range j.pod.Containers {
+			// A local image: Never, and only with the soak nodes' selector.
+			if c.ImagePullPolicy != "Never" || !strings.HasPrefix(c.Image, "localhost/") {
+				t.Errorf("%s: container %s: image %s, pull policy %q: want the loaded localhost/ image, Never", j.file, c.Name, c.Image, c.ImagePullPolicy)
+			}
+			if c.ImagePullPolicy == "Never" && j.pod.NodeSelector[soakNodeLabel] != "true" {
+				t.Errorf("%s: container %s pulls Never without the %s selector: it would land on a node without the image", j.file, c.Name, soakNodeLabel)
+			}
+		}
+	}
+	if sp.Containers[0].Image != mp.Containers[0].Image {
+		t.Errorf("merge image %s, soak image %s: want the same", mp.Containers[0].Image, sp.Containers[0].Image)
+	}
+	if class.APIVersion != "node.k8s.io/v1" || class.Kind != "RuntimeClass" || class.Handler == "" {
+		t.Errorf("%s: %s %s handler %q: want a node.k8s.io/v1 RuntimeClass with a handler", classFile, class.APIVersion, class.Kind, class.Handler)
+	}
+	if !maps.Equal(class.Scheduling.NodeSelector, want) || len(class.Scheduling.Tolerations) != 1 || class.Scheduling.Tolerations[0] != toleration {
+		t.Errorf("%s: scheduling %+v, want the Jobs' nodeSelector and toleration", classFile, class.Scheduling)
+	}
+
+	// n: completions, parallelism and the annotation the pods read.
+	if soak.Spec.Completions == nil || soak.Spec.Parallelism == nil {
+		t.Fatalf("%s: no completions or parallelism", jobFile)
+	}
+	n := *soak.Spec.Completions
+	ann := soak.Spec.Template.Metadata.Annotations["faultwin/shards"]
+	if ann != strconv.Itoa(n) || *soak.Spec.Parallelism != n || soak.Spec.MaxFailedIndexes == nil || *soak.Spec.MaxFailedIndexes != n {
+		t.Errorf("%s: completions %d, parallelism %d, maxFailedIndexes %v, annotation faultwin/shards %q: want all equal",
+			jobFile, n, *soak.Spec.Parallelism, soak.Spec.MaxFailedIndexes, ann)
+	}
+	from := ""
+	for _, e := range sp.Containers[0].Env {
+		if e.Name == "SHARDS" {
+			if e.Value != "" || e.ValueFrom == nil {
+				t.Errorf("%s: SHARDS is written (%q), want it read from the annotation", jobFile, e.Value)
+			} else {
+				from = e.ValueFrom.FieldRef.FieldPath
+			}
+		}
+	}
+	if from != "metadata.annotations['faultwin/shards']" {
+		t.Errorf("%s: SHARDS from %q, want the downward API's metadata.annotations['faultwin/shards']", jobFile, from)
+	}
+	script := sp.Containers[0].Args[0]
+	for _, bad := range []map[string]string{
+		{"JOB_COMPLETION_INDEX": strconv.Itoa(n), "SHARDS": ann}, // completions raised, the annotation not
+		{"JOB_COMPLETION_INDEX": "0", "SHARDS": ""},
+	} {
+		bad["PASSES"], bad["JOB_NAME"] = "20", "faultwin-soak-x7k2p"
+		out, err := runScriptErr(t, script, bad)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 64 || !strings.Contains(out, "faultwin/shards") || strings.Contains(out, "soak -n") {
+			t.Errorf("soak script with %v: %v\n%s\nwant exit 64 naming faultwin/shards before any soak", bad, err, out)
+		}
+	}
+}
+
+// workflowsDir holds the GitHub Actions workflows actionlint checks.
+const workflowsDir = "../../.github/workflows"
+
+// TestWorkflowPinned: every action the workflows use is pinned to a
+// commit (a tag can be moved), with its tag in a comment beside it.
+func TestWorkflowPinned(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(workflowsDir, "*.y*ml"))
+	if len(files) == 0 {
+		t.Fatalf("no workflow in %s", workflowsDir)
+	}
+	pinned := regexp.MustCompile(`^[a-z0-9-]+/[a-z0-9._-]+(/[^@\s]+)?@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			_, u, ok := strings.Cut(line, "uses:")
+			if !ok || strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			n++
+			if u = strings.TrimSpace(u); !pinned.MatchString(u) {
+				t.Errorf("%s:%d: uses %q: want OWNER/REPO@<40-hex commit> # vX.Y.Z", f, i+1, u)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no uses: line found")
+	}
+}
+
+// TestActionlint runs actionlint on the workflows, with the runner labels
+// of .github/actionlint.yaml, at the version `make deps` installs (the
+// Makefile's ACTIONLINT_VERSION): a missing or other actionlint fails.
+// shellcheck and pyflakes, which actionlint runs on `run:` scripts when it
+// finds them on PATH, are left out so every machine lints alike.
+func TestActionlint(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ACTIONLINT_VERSION\s*=\s*(v\S+)\s*$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile sets no ACTIONLINT_VERSION")
+	}
+	version := string(m[1])
+	bin := actionlintBinary(t, version)
+	got, err := exec.Command(bin, "-version").Output()
+	if first, _, _ := strings.Cut(string(got), "\n"); err != nil || first != version {
+		t.Fatalf("%s -version: %q (%v), want %s: run `make deps`, which installs actionlint %s into bin/", bin, first, err, version, version)
+	}
+	files, _ := filepath.Glob(filepath.Join(workflowsDir, "*.y*ml"))
+	if len(files) == 0 {
+		t.Fatalf("no workflow in %s", workflowsDir)
+	}
+	args := []string{"-no-color", "-shellcheck=", "-pyflakes=", "-config-file", "../../.github/actionlint.yaml"}
+	out, err := exec.Command(bin, append(args, files...)...).CombinedOutput()
+	if err != nil {
+		t.Errorf("actionlint %s: %v\n%s", strings.Join(files, " "), err, out)
+	}
+}
+
+// actionlintBinary finds actionlint: in bin/, where `make deps` installs
+// it, else on PATH, else in $(go env GOPATH)/bin. None is a failure, never
+// a skip: the workflows would go unchecked.
+func actionlintBinary(t *testing.T, version string) string {
+	t.Helper()
+	if p, err := filepath.Abs("../../bin/actionlint"); err == nil {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("actionlint"); err == nil {
+		return p
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			if p := filepath.Join(dir, "bin", "actionlint"); dir != "" {
+				if _, err := os.Stat(p); err == nil {
+					return p
+				}
+			}
+		}
+	}
+	t.Fatalf("no actionlint in bin/, on PATH or in $(go env GOPATH)/bin: run `make deps`, which installs actionlint %s into bin/", version)
+	return ""
 }

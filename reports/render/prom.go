@@ -2,11 +2,18 @@ package render
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
+	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"faultwin/internal/model"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -15,8 +22,15 @@ import (
 // Prometheus text format (version 0.0.4), for node-exporter's textfile
 // collector: per window the numbers of its summary (review.Summarize, the
 // same numbers the printed summary shows), per rows file its chain and
-// seals, and for a merge the count of its problems. Every metric is a
-// gauge named faultwin_*.
+// seals, per driver the finish time of its newest row, and for a merge the
+// count of its problems. Every metric is a gauge named faultwin_*.
+//
+// No series carries a file's path: a path changes with every run directory
+// (a soak Job's generated name, a runner's checkout), and each new value
+// would start new series. The faultwin_file_* series name a file by its
+// base name (results-shard-3.jsonl); the series of a file summarised apart
+// (soak --summary) carry shard="K/N" when a `soak --shard` wrote the file,
+// and nothing more; a merge's are the whole soak's and carry neither.
 type Prom struct {
 	Windows []PromWindows
 	Files   []PromFile
@@ -34,9 +48,9 @@ type PromAB struct {
 }
 
 // PromWindows is the summary of one rows file's windows (soak --summary
-// summarises each file apart), or of a merged soak's windows (File "":
-// they are the whole soak's, over every shard's file, and carry no file
-// label).
+// summarises each file apart; File is its path, that of one of Prom.Files,
+// and no label), or of a merged soak's windows (File "": they are the whole
+// soak's, over every shard's file).
 type PromWindows struct {
 	File string
 	Sums []review.WindowSummary
@@ -50,6 +64,26 @@ type PromFile struct {
 	// markers included, verifies.
 	ChainOK bool
 	Seal    rows.Sealing
+	// Last is, per driver, the finish time of the newest row read from the
+	// file (LastFinished). It is stated per driver in
+	// faultwin_last_row_timestamp_seconds: with the file's shard when the
+	// file is summarised apart (a PromWindows names it), else as the whole
+	// soak's, the newest over every such file.
+	Last map[string]time.Time
+}
+
+// LastFinished is, per driver, the latest Run.Finished of rs; rows with no
+// finish time are left out. A row's driver is the one the window series
+// name (review.Summarize's): the row's, else its window's, else refsup.
+func LastFinished(rs []rows.Row) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, r := range rs {
+		d := cmp.Or(r.Driver, r.Window.Driver, model.DefaultDriver)
+		if t := r.Run.Finished; !t.IsZero() && t.After(out[d]) {
+			out[d] = t
+		}
+	}
+	return out
 }
 
 // PromMerge is a merge's checks: Problems are those that make the merge
@@ -105,9 +139,59 @@ func spreadValue(s review.Spread, v float64) float64 {
 
 // Prometheus writes p in the Prometheus text format: for each metric its
 // HELP and TYPE lines, then every sample of it; a metric with no sample
-// (no window, no file) is left out.
+// (no window, no file) is left out. It writes nothing and returns an error
+// when two series would be the same: two files summarised apart that are
+// not two shards of a soak (their series differ by nothing once the path
+// is left out), or two files of one base name.
 func Prometheus(w io.Writer, p Prom) error {
-	bw := bufio.NewWriter(w)
+	// scopes: the labels of the series of each file summarised apart, by
+	// its path ("": the whole soak's, no label).
+	files := map[string]PromFile{}
+	for _, f := range p.Files {
+		files[f.Path] = f
+	}
+	scopes := map[string][]string{}
+	byScope := map[string]string{} // scope key: the file that has it
+	addScope := func(file string) error {
+		if _, ok := scopes[file]; ok {
+			return nil
+		}
+		var labels []string
+		if file != "" {
+			if k := shardOf(files[file].Seal); k != "" {
+				labels = []string{"shard", k}
+			}
+		}
+		key := strings.Join(labels, "=")
+		if other, ok := byScope[key]; ok {
+			return fmt.Errorf("%s and %s would state the same series (no path label tells them apart, only a shard): export them one at a time, or merge them (faultwin merge --prom)",
+				promWhat(other), promWhat(file))
+		}
+		byScope[key] = file
+		scopes[file] = labels
+		return nil
+	}
+	for _, ws := range p.Windows {
+		if err := addScope(ws.File); err != nil {
+			return err
+		}
+	}
+	for _, ab := range p.AB {
+		if err := addScope(ab.File); err != nil {
+			return err
+		}
+	}
+	bases := map[string]string{}
+	for _, f := range p.Files {
+		base := filepath.Base(f.Path)
+		if other, ok := bases[base]; ok && other != f.Path {
+			return fmt.Errorf("%s and %s have one name, %s, which their faultwin_file_* series are told apart by: export them one at a time", other, f.Path, base)
+		}
+		bases[base] = f.Path
+	}
+
+	var buf bytes.Buffer
+	pw := &promWriter{Writer: bufio.NewWriter(&buf), seen: map[string]bool{}}
 	n := 0
 	for _, ws := range p.Windows {
 		n += len(ws.Sums)
@@ -116,7 +200,7 @@ func Prometheus(w io.Writer, p Prom) error {
 		if n == 0 {
 			break // no window: no metric without a sample
 		}
-		promHeader(bw, m.name, m.help)
+		pw.header(m.name, m.help)
 		for _, ws := range p.Windows {
 			for _, s := range ws.Sums {
 				// A control's rows are its window's "control" arm.
@@ -125,38 +209,116 @@ func Prometheus(w io.Writer, p Prom) error {
 					window, arm = w, "control"
 				}
 				labels := []string{"window", window, "arm", arm, "family", s.Family, "driver", s.Driver}
-				if ws.File != "" {
-					labels = append(labels, "file", ws.File)
-				}
-				promSample(bw, m.name, labels, m.value(s))
+				pw.sample(m.name, append(labels, scopes[ws.File]...), m.value(s))
 			}
 		}
 	}
+	promLast(pw, p.Files, scopes)
 	if len(p.Files) > 0 {
-		promHeader(bw, "faultwin_file_rows", "Rows read from the rows file (open and seal markers are not rows).")
+		pw.header("faultwin_file_rows", "Rows read from the rows file (open and seal markers are not rows); file is its base name.")
 		for _, f := range p.Files {
-			promSample(bw, "faultwin_file_rows", []string{"file", f.Path}, float64(f.Rows))
+			pw.sample("faultwin_file_rows", []string{"file", filepath.Base(f.Path)}, float64(f.Rows))
 		}
-		promHeader(bw, "faultwin_file_chain_ok", "1 when the rows file reads to its end and its hash chain, markers included, verifies; else 0.")
+		pw.header("faultwin_file_chain_ok", "1 when the rows file reads to its end and its hash chain, markers included, verifies; else 0.")
 		for _, f := range p.Files {
-			promSample(bw, "faultwin_file_chain_ok", []string{"file", f.Path}, promBool(f.ChainOK))
+			pw.sample("faultwin_file_chain_ok", []string{"file", filepath.Base(f.Path)}, promBool(f.ChainOK))
 		}
-		promHeader(bw, "faultwin_file_seal", "1 for the seal state the rows file is in, 0 for the others: sealed, unfinished (a session sealed afterwards as unfinished), unsealed (a session without its seal), legacy (written before sealing).")
+		pw.header("faultwin_file_seal", "1 for the seal state the rows file is in, 0 for the others: sealed, unfinished (a session sealed afterwards as unfinished), unsealed (a session without its seal), legacy (written before sealing).")
 		for _, f := range p.Files {
 			state := review.SealState(f.Seal)
 			for _, s := range review.SealStates {
-				promSample(bw, "faultwin_file_seal", []string{"file", f.Path, "state", s}, promBool(s == state))
+				pw.sample("faultwin_file_seal", []string{"file", filepath.Base(f.Path), "state", s}, promBool(s == state))
 			}
 		}
 	}
-	promAB(bw, p.AB)
+	promAB(pw, p.AB, scopes)
 	if p.Merge != nil {
-		promHeader(bw, "faultwin_merge_problems", "Problems that make the merge not the soak it claims to be: unreadable, broken or unsealed files, rows that do not re-judge, shards of another plan, missing or duplicate pairs.")
-		promSample(bw, "faultwin_merge_problems", nil, float64(p.Merge.Problems))
-		promHeader(bw, "faultwin_merge_mixed_provenance", "Provenance differences of the merged rows: more than one commit, a dirty tree, more than one definition of a window.")
-		promSample(bw, "faultwin_merge_mixed_provenance", nil, float64(p.Merge.Mixed))
+		pw.header("faultwin_merge_problems", "Problems that make the merge not the soak it claims to be: unreadable, broken or unsealed files, rows that do not re-judge, shards of another plan, missing or duplicate pairs.")
+		pw.sample("faultwin_merge_problems", nil, float64(p.Merge.Problems))
+		pw.header("faultwin_merge_mixed_provenance", "Provenance differences of the merged rows: more than one commit, a dirty tree, more than one definition of a window.")
+		pw.sample("faultwin_merge_mixed_provenance", nil, float64(p.Merge.Mixed))
 	}
-	return bw.Flush()
+	if err := pw.Flush(); err != nil {
+		return err
+	}
+	if pw.err != nil {
+		return pw.err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// promWhat names a file summarised apart, or the whole soak ("").
+func promWhat(file string) string {
+	if file == "" {
+		return "the whole soak"
+	}
+	return file
+}
+
+// shardOf is "K/N" when every session of the file that holds rows is
+// shard K of N of one soak (its open marker says so), else "".
+func shardOf(s rows.Sealing) string {
+	if s.LegacyRows > 0 {
+		return ""
+	}
+	k := ""
+	for _, x := range s.Sessions {
+		var sm *rows.ShardMark
+		if x.Open != nil && x.Open.Open != nil {
+			sm = x.Open.Open.Shard
+		}
+		if sm == nil {
+			if x.Rows > 0 {
+				return ""
+			}
+			continue
+		}
+		if xk := strconv.Itoa(sm.K) + "/" + strconv.Itoa(sm.N); k == "" {
+			k = xk
+		} else if xk != k {
+			return ""
+		}
+	}
+	return k
+}
+
+// promLast writes, per driver, the finish time of its newest row: per file
+// summarised apart (with its scope's labels) and, over every other file,
+// the whole soak's.
+func promLast(pw *promWriter, files []PromFile, scopes map[string][]string) {
+	type key struct{ scope, driver string }
+	last := map[key]time.Time{}
+	var keys []key
+	for _, f := range files {
+		scope := ""
+		if _, apart := scopes[f.Path]; apart && f.Path != "" {
+			scope = f.Path
+		}
+		for d, t := range f.Last {
+			k := key{scope, d}
+			if cur, ok := last[k]; !ok {
+				keys = append(keys, k)
+				last[k] = t
+			} else if t.After(cur) {
+				last[k] = t
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		if keys[i].scope != keys[j].scope {
+			return keys[i].scope < keys[j].scope
+		}
+		return keys[i].driver < keys[j].driver
+	})
+	const name = "faultwin_last_row_timestamp_seconds"
+	pw.header(name, "Finish time, in Unix seconds, of the newest row of the driver read: time() minus it is how long the soak has written no row.")
+	for _, k := range keys {
+		pw.sample(name, append([]string{"driver", k.driver}, scopes[k.scope]...), float64(last[k].UnixMilli())/1e3)
+	}
 }
 
 // promABMetrics are the per-failure gauges of an A/B soak: one series per
@@ -186,7 +348,7 @@ var promABMetrics = []struct {
 		func(a review.Attribution) float64 { return float64(a.More) }},
 }
 
-func promAB(bw *bufio.Writer, abs []PromAB) {
+func promAB(pw *promWriter, abs []PromAB, scopes map[string][]string) {
 	n := 0
 	for _, ab := range abs {
 		for _, w := range ab.Windows {
@@ -197,40 +359,51 @@ func promAB(bw *bufio.Writer, abs []PromAB) {
 		return
 	}
 	for _, m := range promABMetrics {
-		promHeader(bw, m.name, m.help)
+		pw.header(m.name, m.help)
 		for _, ab := range abs {
 			for _, w := range ab.Windows {
 				for _, a := range w.Attributions {
 					labels := []string{"window", a.Window, "criterion", a.Criterion, "class", a.Class}
-					if ab.File != "" {
-						labels = append(labels, "file", ab.File)
-					}
-					promSample(bw, m.name, labels, m.value(a))
+					pw.sample(m.name, append(labels, scopes[ab.File]...), m.value(a))
 				}
 			}
 		}
 	}
 }
 
-func promHeader(w *bufio.Writer, name, help string) {
+// promWriter writes the text format and remembers every series written:
+// the first one written twice is its error.
+type promWriter struct {
+	*bufio.Writer
+	seen map[string]bool
+	err  error
+}
+
+func (w *promWriter) header(name, help string) {
 	w.WriteString("# HELP " + name + " " + promEscape(help, false) + "\n")
 	w.WriteString("# TYPE " + name + " gauge\n")
 }
 
-// promSample writes one sample; labels are name, value pairs.
-func promSample(w *bufio.Writer, name string, labels []string, v float64) {
-	w.WriteString(name)
+// sample writes one sample; labels are name, value pairs.
+func (w *promWriter) sample(name string, labels []string, v float64) {
+	var b strings.Builder
+	b.WriteString(name)
 	if len(labels) > 0 {
-		w.WriteByte('{')
+		b.WriteByte('{')
 		for i := 0; i < len(labels); i += 2 {
 			if i > 0 {
-				w.WriteByte(',')
+				b.WriteByte(',')
 			}
-			w.WriteString(labels[i] + `="` + promEscape(labels[i+1], true) + `"`)
+			b.WriteString(labels[i] + `="` + promEscape(labels[i+1], true) + `"`)
 		}
-		w.WriteByte('}')
+		b.WriteByte('}')
 	}
-	w.WriteString(" " + promFloat(v) + "\n")
+	series := b.String()
+	if w.seen[series] && w.err == nil {
+		w.err = fmt.Errorf("series %s twice", series)
+	}
+	w.seen[series] = true
+	w.WriteString(series + " " + promFloat(v) + "\n")
 }
 
 // promEscape escapes a HELP text (backslash and newline) or a label value

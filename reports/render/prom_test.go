@@ -3,9 +3,11 @@ package render_test
 import (
 	"bytes"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -80,7 +82,8 @@ func TestPrometheus(t *testing.T) {
 	err := render.Prometheus(&b, render.Prom{
 		Windows: []render.PromWindows{{File: file, Sums: sums}},
 		Files: []render.PromFile{
-			{Path: file, Rows: len(rs), ChainOK: true, Seal: rows.Sealing{State: rows.Sealed, Sessions: []rows.Session{{Seal: &rows.Marker{Seal: &rows.SealMark{End: rows.EndClosed}}}}}},
+			{Path: file, Rows: len(rs), ChainOK: true, Seal: rows.Sealing{State: rows.Sealed, Sessions: []rows.Session{{Seal: &rows.Marker{Seal: &rows.SealMark{End: rows.EndClosed}}}}},
+				Last: render.LastFinished(rs)},
 			{Path: "legacy.jsonl", Rows: 23, ChainOK: true, Seal: rows.Sealing{State: rows.Legacy, LegacyRows: 23}},
 			{Path: "cut.jsonl", Rows: 4, ChainOK: false, Seal: rows.Sealing{State: rows.Unsealed, Sessions: []rows.Session{{Rows: 4}}}},
 			{Path: "died.jsonl", Rows: 2, ChainOK: true, Seal: unfinished},
@@ -91,8 +94,11 @@ func TestPrometheus(t *testing.T) {
 	}
 	got := parseProm(t, b.Bytes())
 
+	// No path in any series: a window's series are its window, arm,
+	// family and driver alone; a file's name it by its base name.
+	noPath(t, b.Bytes())
 	w := func(name, window, family string) string {
-		return name + "{arm=fault,driver=refsup,family=" + family + ",file=" + file + ",window=" + window + "}"
+		return name + "{arm=fault,driver=refsup,family=" + family + ",window=" + window + "}"
 	}
 	lo, hi := review.Wilson(2, 3, review.Z95)
 	if math.Abs(lo-0.2077) > 1e-3 || math.Abs(hi-0.9385) > 1e-3 {
@@ -114,10 +120,18 @@ func TestPrometheus(t *testing.T) {
 	checkSample(t, got, w("faultwin_window_pass_ratio_wilson_lower", "W3_30", "W3"), 0)
 	checkSample(t, got, w("faultwin_window_pass_ratio_wilson_upper", "W3_30", "W3"), 1)
 
-	checkSample(t, got, "faultwin_file_rows{file="+file+"}", 5)
-	checkSample(t, got, "faultwin_file_chain_ok{file="+file+"}", 1)
+	base := "we\"ird\\name\n.jsonl"
+	checkSample(t, got, "faultwin_file_rows{file="+base+"}", 5)
+	checkSample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
 	checkSample(t, got, "faultwin_file_chain_ok{file=cut.jsonl}", 0)
-	for path, state := range map[string]string{file: "sealed", "legacy.jsonl": "legacy", "cut.jsonl": "unsealed", "died.jsonl": "unfinished"} {
+	// The newest row's finish time: rowsOf starts row i at t0 + 7i s, and
+	// each runs 4.1 s.
+	last := rs[len(rs)-1].Run.Finished
+	if !last.Equal(t0.Add(4*7*time.Second + 4100*time.Millisecond)) {
+		t.Fatalf("the last row finished at %v", last)
+	}
+	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(last.UnixMilli())/1e3)
+	for path, state := range map[string]string{base: "sealed", "legacy.jsonl": "legacy", "cut.jsonl": "unsealed", "died.jsonl": "unfinished"} {
 		for _, s := range review.SealStates {
 			want := 0.0
 			if s == state {
@@ -129,22 +143,33 @@ func TestPrometheus(t *testing.T) {
 	if _, ok := got["faultwin_merge_problems{}"]; ok {
 		t.Error("a summary states a merge's problems")
 	}
-	// 3 windows x 12 gauges, 4 files x (rows, chain, 4 seal states).
-	if len(got) != 3*12+4*6 {
-		t.Errorf("%d samples, want %d:\n%s", len(got), 3*12+4*6, b.String())
+	// 3 windows x 12 gauges, 4 files x (rows, chain, 4 seal states), one
+	// driver's last row (the other files have no Last: no rows read).
+	if len(got) != 3*12+4*6+1 {
+		t.Errorf("%d samples, want %d:\n%s", len(got), 3*12+4*6+1, b.String())
 	}
 }
 
 // A merge's windows carry no file label (they are the whole soak's); its
 // problems are stated.
 func TestPrometheusMerge(t *testing.T) {
-	sums := review.Summarize(rowsOf("d25cf84aa", t0, 0.4, replaytest.Input(replaytest.W4Pass)))
+	rs := rowsOf("d25cf84aa", t0, 0.4, replaytest.Input(replaytest.W4Pass))
+	later := rowsOf("d25cf84aa", t0.Add(time.Hour), 0.4, replaytest.Input(replaytest.W4Pass))
+	sums := review.Summarize(append(rs, later...))
 	var b bytes.Buffer
-	if err := render.Prometheus(&b, render.Prom{Windows: []render.PromWindows{{Sums: sums}}, Merge: &render.PromMerge{Problems: 2, Mixed: 1}}); err != nil {
+	if err := render.Prometheus(&b, render.Prom{Windows: []render.PromWindows{{Sums: sums}}, Merge: &render.PromMerge{Problems: 2, Mixed: 1},
+		Files: []render.PromFile{
+			{Path: "/results/faultwin-soak-x7k2p/results-shard-1.jsonl", Rows: 1, Seal: shardSealing(1, 2), Last: render.LastFinished(later)},
+			{Path: "/results/faultwin-soak-x7k2p/results-shard-2.jsonl", Rows: 1, Seal: shardSealing(2, 2), Last: render.LastFinished(rs)},
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	got := parseProm(t, b.Bytes())
-	checkSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
+	noPath(t, b.Bytes())
+	// The whole soak's newest row, over every shard's file, no shard label.
+	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(later[0].Run.Finished.UnixMilli())/1e3)
+	checkSample(t, got, "faultwin_file_rows{file=results-shard-2.jsonl}", 1)
+	checkSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 2)
 	checkSample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
 	checkSample(t, got, "faultwin_merge_problems{}", 2)
 	checkSample(t, got, "faultwin_merge_mixed_provenance{}", 1)
@@ -178,4 +203,116 @@ func TestPrometheusAB(t *testing.T) {
 	checkSample(t, got, key("faultwin_ab_difference"), 1)
 	checkSample(t, got, key("faultwin_ab_difference_lower"), a.Lo)
 	checkSample(t, got, key("faultwin_ab_caused"), 1)
+	noPath(t, b.Bytes())
+
+	// A file's A/B series summarised apart carry no path either.
+	b.Reset()
+	if err := render.Prometheus(&b, render.Prom{AB: []render.PromAB{{File: "out/ab.jsonl", Windows: ab}}, Files: []render.PromFile{{Path: "out/ab.jsonl", Rows: len(rs)}}}); err != nil {
+		t.Fatal(err)
+	}
+	got = parseProm(t, b.Bytes())
+	noPath(t, b.Bytes())
+	checkSample(t, got, key("faultwin_ab_fault_failed_rows"), 10)
+}
+
+// noPath fails on a series with a label its metric does not have: no
+// file label outside the faultwin_file_* series, whose file is a base
+// name, never a path. A path changes with each run directory, and each new
+// value would start new series.
+func noPath(t *testing.T, text []byte) {
+	t.Helper()
+	allowed := map[string][]string{
+		"faultwin_window_": {"window", "arm", "family", "driver", "shard"},
+		"faultwin_ab_":     {"window", "criterion", "class", "shard"},
+		"faultwin_file_":   {"file", "state"},
+		"faultwin_last_":   {"driver", "shard"},
+		"faultwin_merge_":  nil,
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range fams {
+		want, known := []string(nil), false
+		for prefix, ls := range allowed {
+			if strings.HasPrefix(name, prefix) {
+				want, known = ls, true
+			}
+		}
+		if !known {
+			t.Errorf("%s: a metric this test does not know", name)
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if !slices.Contains(want, l.GetName()) {
+					t.Errorf("%s: label %s=%q, want only %q", name, l.GetName(), l.GetValue(), want)
+				}
+				if l.GetName() == "file" && strings.Contains(l.GetValue(), "/") {
+					t.Errorf("%s: file label %q is a path, not a base name", name, l.GetValue())
+				}
+			}
+		}
+	}
+}
+
+// shardSealing is the sealing of a file that `soak --shard k/n` wrote.
+func shardSealing(k, n int) rows.Sealing {
+	return rows.Sealing{State: rows.Sealed, Sessions: []rows.Session{{
+		Open: &rows.Marker{Open: &rows.OpenMark{Shard: &rows.ShardMark{K: k, N: n}}},
+		Seal: &rows.Marker{Seal: &rows.SealMark{End: rows.EndClosed}},
+		Rows: 1,
+	}}}
+}
+
+// soak --summary of shard files summarises each apart: each file's series
+// carry its shard, never its path; its newest row is its own.
+func TestPrometheusShards(t *testing.T) {
+	pass := replaytest.Input(replaytest.W4Pass)
+	r1 := rowsOf("d25cf84aa", t0, 0.4, pass, pass)
+	r2 := rowsOf("d25cf84aa", t0.Add(time.Hour), 0.4, replaytest.Input(replaytest.W4Survivor))
+	p1, p2 := "/results/faultwin-soak-x7k2p/results-shard-1.jsonl", "/results/faultwin-soak-x7k2p/results-shard-2.jsonl"
+	var b bytes.Buffer
+	err := render.Prometheus(&b, render.Prom{
+		Windows: []render.PromWindows{{File: p1, Sums: review.Summarize(r1)}, {File: p2, Sums: review.Summarize(r2)}},
+		Files: []render.PromFile{
+			{Path: p1, Rows: 2, ChainOK: true, Seal: shardSealing(1, 2), Last: render.LastFinished(r1)},
+			{Path: p2, Rows: 1, ChainOK: true, Seal: shardSealing(2, 2), Last: render.LastFinished(r2)},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := parseProm(t, b.Bytes())
+	noPath(t, b.Bytes())
+	checkSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,shard=1/2,window=W4_30}", 2)
+	checkSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,shard=2/2,window=W4_30}", 1)
+	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,shard=1/2}", float64(r1[1].Run.Finished.UnixMilli())/1e3)
+	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,shard=2/2}", float64(r2[0].Run.Finished.UnixMilli())/1e3)
+	checkSample(t, got, "faultwin_file_rows{file=results-shard-1.jsonl}", 2)
+	checkSample(t, got, "faultwin_file_seal{file=results-shard-2.jsonl,state=sealed}", 1)
+	if v := got["faultwin_last_row_timestamp_seconds{driver=refsup,shard=2/2}"]; v != float64(t0.Add(time.Hour+4100*time.Millisecond).Unix())+0.1 {
+		t.Errorf("shard 2's last row at %v, want %v + 4.1 s in Unix seconds", v, t0.Add(time.Hour))
+	}
+}
+
+// Files that nothing but their path would tell apart are refused, and
+// nothing is written: two unsharded files summarised apart, two files of
+// one shard, two files of one base name.
+func TestPrometheusAmbiguous(t *testing.T) {
+	sums := review.Summarize(rowsOf("d25cf84aa", t0, 0.4, replaytest.Input(replaytest.W4Pass)))
+	for name, p := range map[string]render.Prom{
+		"unsharded": {Windows: []render.PromWindows{{File: "a/soak.jsonl", Sums: sums}, {File: "b.jsonl", Sums: sums}},
+			Files: []render.PromFile{{Path: "a/soak.jsonl"}, {Path: "b.jsonl"}}},
+		"one shard": {Windows: []render.PromWindows{{File: "s1.jsonl", Sums: sums}, {File: "again.jsonl", Sums: sums}},
+			Files: []render.PromFile{{Path: "s1.jsonl", Seal: shardSealing(1, 2)}, {Path: "again.jsonl", Seal: shardSealing(1, 2)}}},
+		"one name": {Windows: []render.PromWindows{{Sums: sums}},
+			Files: []render.PromFile{{Path: "run1/results-shard-1.jsonl"}, {Path: "run2/results-shard-1.jsonl"}}},
+	} {
+		var b bytes.Buffer
+		err := render.Prometheus(&b, p)
+		if err == nil || b.Len() != 0 {
+			t.Errorf("%s: err %v, wrote %d bytes: want an error and nothing written", name, err, b.Len())
+		}
+	}
 }
