@@ -178,17 +178,14 @@ nightly-described: build hostcheck
 	done; \
 	if [[ -n $$failed ]]; then echo "nightly: drift in:$$failed (out/nightly/<name>.jsonl; the lines marked ! above name the rows)"; exit 1; fi
 
-## latest: the newest runc and containerd releases built beside Debian's (scripts/install-latest.sh, pinned versions,
-## Go module proxy), then containerd's finding windows run LATEST_N times on them as the variant containerd-latest
-## (drivers/described/variants) into out/latest/: does a finding still show on the newest release?
+## latest: the newest releases of the components that are Go modules, built beside Debian's at pinned versions
+## (scripts/install-latest.sh), then on every variant of drivers/described/variants the windows labelled finding
+## of the supervisor it varies, LATEST_N passes each, into out/latest/ (scripts/latest.sh): does a finding still
+## show on the newest release?
 LATEST_N ?= 10
-LATEST_WINDOWS ?= CC1_50 || CC1_150 || CR1_150 || CR2 || CS2 || CS3
 latest: build hostcheck
 	scripts/install-latest.sh
-	@mkdir -p $(OUT)/latest
-	FAULTWIN_SUPERVISORS=drivers/described/variants $(FAULTWIN) soak -n $(LATEST_N) --windows windows/containerd \
-	  --variant containerd-latest --label-filter '$(LATEST_WINDOWS)' --state-root $(STATE_ROOT) \
-	  --results $(OUT)/latest/containerd-latest.jsonl.gz || { rc=$$?; ((rc == 1 || rc == 2)); }
+	FAULTWIN=$(FAULTWIN) STATE_ROOT=$(STATE_ROOT) scripts/latest.sh $(LATEST_N)
 
 nightly-slow: build
 	FAULTWIN_HARNESS_KILLS=20 $(GO) test -count=1 -v -run '^TestHarnessKilled$$' ./cmd/faultwin

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"faultwin/drivers/catalog"
-	"faultwin/drivers/described"
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
 	"faultwin/windows/definitions"
@@ -106,7 +105,7 @@ func addWindowFlags(fs *verbFlags, defaultOut string) *windowFlags {
 		bin:     fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary"),
 		bugs:    fs.String("bugs", "", "comma-separated refsup known-bug switches (mutant runs only)"),
 		logs:    fs.String("logs", "out/logs", "directory for the supervisor's own stdout, one subdir per window (rows carry the logs too)"),
-		variant: fs.String("variant", "", "run the windows on `NAME`, a variant of their supervisor (a description with variant_of, given through "+described.EnvDirs+")"),
+		variant: fs.String("variant", "", "run the windows on `NAME`, a variant of their supervisor (a description with variant_of, given through "+catalog.EnvDirs+")"),
 	}
 }
 
@@ -121,7 +120,7 @@ func (f *windowFlags) onVariant(ws []model.Window) error {
 	}
 	d := catalog.Description(*f.variant)
 	if d == nil || d.VariantOf == "" {
-		return usagef(f.verb, "--variant %s: no variant of that name is described (a description with variant_of, loaded through %s)", *f.variant, described.EnvDirs)
+		return usagef(f.verb, "--variant %s: no variant of that name is described (a description with variant_of, loaded through %s)", *f.variant, catalog.EnvDirs)
 	}
 	for i := range ws {
 		if ws[i].Driver != d.VariantOf {

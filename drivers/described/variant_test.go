@@ -5,15 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"faultwin/drivers/described/supervisors"
 )
 
 // A variant is its base with the fields it gives replaced: the shipped
 // containerd-latest keeps containerd's operations, points and recovery,
 // and takes its own name, PATH and requirements.
 func TestVariantOfContainerd(t *testing.T) {
-	bases, err := LoadFS(supervisors.Files, "supervisors/")
+	bases, err := LoadFS(os.DirFS("supervisors"), "supervisors/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +42,7 @@ func TestVariantOfContainerd(t *testing.T) {
 }
 
 func TestVariantErrors(t *testing.T) {
-	bases, _ := LoadFS(supervisors.Files, "supervisors/")
+	bases, _ := LoadFS(os.DirFS("supervisors"), "supervisors/")
 	data, _ := os.ReadFile("variants/containerd-latest.yaml")
 	for _, tc := range []struct{ name, edit, want string }{
 		{"unknown base", strings.Replace(string(data), "variant_of: containerd", "variant_of: nosuch", 1), `variant_of: "nosuch": no description of that name is loaded`},

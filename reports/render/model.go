@@ -18,10 +18,10 @@ package render
 import (
 	"encoding/json"
 	"runtime"
-	"sync"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"faultwin/criteria"
