@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
+	"faultwin/reports/render/promtest"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -192,49 +192,15 @@ func TestSoakSummaryProm(t *testing.T) {
 	}
 }
 
-// promLabels fails on a series of path's with a label its metric does not
-// have: no file label outside the faultwin_file_* series, whose file is a
-// base name, never a path (a path changes with each run directory, and a
-// new value starts new series).
+// promLabels fails on a series of path's with a label its metric does
+// not have (promtest.Labels).
 func promLabels(t *testing.T, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string][]string{
-		"faultwin_window_": {"window", "arm", "family", "driver", "shard"},
-		"faultwin_ab_":     {"window", "criterion", "class", "shard"},
-		"faultwin_file_":   {"file", "state"},
-		"faultwin_last_":   {"driver", "shard"},
-		"faultwin_merge_":  nil,
-	}
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, f := range fams {
-		want, known := []string(nil), false
-		for prefix, ls := range allowed {
-			if strings.HasPrefix(name, prefix) {
-				want, known = ls, true
-			}
-		}
-		if !known {
-			t.Errorf("%s: %s, a metric this test does not know", path, name)
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if !slices.Contains(want, l.GetName()) {
-					t.Errorf("%s: %s has label %s=%q, want only %q", path, name, l.GetName(), l.GetValue(), want)
-				}
-				if l.GetName() == "file" && strings.Contains(l.GetValue(), "/") {
-					t.Errorf("%s: %s: file label %q is a path, not a base name", path, name, l.GetValue())
-				}
-			}
-		}
-	}
+	promtest.Labels(t, path, b)
 }
 
 // lastFinished is the newest finish time of the rows of paths.

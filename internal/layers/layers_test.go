@@ -40,6 +40,7 @@ var rule = map[string][]string{
 	"reports/sigs":                  {"reports/rows"},
 	"reports/findings":              {"criteria", "internal/model", "reports/rows"},
 	"reports/replaytest":            {"criteria", "windows/definitions", "drivers/catalog", "internal/model", "internal/strictjson", "reports/rows", "snapshots"},
+	"reports/render/promtest":       {},
 	"windows/definitions":           {"internal/model"},
 	"windows/registration":          {"windows/definitions", "internal/gitcmd", "internal/model"},
 	"windows/expected":              {"internal/model", "reports/review", "reports/rows"},
@@ -64,7 +65,7 @@ var testOnly = map[string][]string{
 	// read a process's stat, when they check one, with the one parser.
 	"*":                    {"internal/hosttest", "internal/procstat"},
 	"criteria":             {"criteria/matchers"},
-	"reports/render":       {"reports/replaytest", "snapshots"},
+	"reports/render":       {"reports/replaytest", "reports/render/promtest", "snapshots"},
 	"reports/review":       {"reports/replaytest", "snapshots", "windows/definitions", "drivers/catalog", "reports/findings"},
 	"windows/definitions":  {"drivers/refsup"},
 	"windows/registration": {"drivers/refsup"},

@@ -2,8 +2,8 @@ package render_test
 
 import (
 	"bytes"
+	"faultwin/reports/render/promtest"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -218,42 +218,11 @@ func TestPrometheusAB(t *testing.T) {
 // noPath fails on a series with a label its metric does not have: no
 // file label outside the faultwin_file_* series, whose file is a base
 // name, never a path. A path changes with each run directory, and each new
-// value would start new series.
+// noPath fails on a label a metric does not have, and on a file label
+// that is a path (promtest.Labels).
 func noPath(t *testing.T, text []byte) {
 	t.Helper()
-	allowed := map[string][]string{
-		"faultwin_window_": {"window", "arm", "family", "driver", "shard"},
-		"faultwin_ab_":     {"window", "criterion", "class", "shard"},
-		"faultwin_file_":   {"file", "state"},
-		"faultwin_last_":   {"driver", "shard"},
-		"faultwin_merge_":  nil,
-	}
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, f := range fams {
-		want, known := []string(nil), false
-		for prefix, ls := range allowed {
-			if strings.HasPrefix(name, prefix) {
-				want, known = ls, true
-			}
-		}
-		if !known {
-			t.Errorf("%s: a metric this test does not know", name)
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if !slices.Contains(want, l.GetName()) {
-					t.Errorf("%s: label %s=%q, want only %q", name, l.GetName(), l.GetValue(), want)
-				}
-				if l.GetName() == "file" && strings.Contains(l.GetValue(), "/") {
-					t.Errorf("%s: file label %q is a path, not a base name", name, l.GetValue())
-				}
-			}
-		}
-	}
+	promtest.Labels(t, "prometheus text", text)
 }
 
 // shardSealing is the sealing of a file that `soak --shard k/n` wrote.
