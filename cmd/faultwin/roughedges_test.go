@@ -29,6 +29,7 @@ func TestRoughEdges(t *testing.T) {
 		{"summary of a shard", []string{"soak", "--summary", "--shard", "3/2", good}, "--summary summarises rows already written"},
 		{"caused-only without summary", []string{"soak", "--caused-only"}, "--caused-only: only with --summary"},
 		{"control with a shard", []string{"soak", "--control", "--shard", "1/2"}, "--control with --shard"},
+		{"sign a legacy file", []string{"sign", "--key", filepath.Join(dir, "key"), "../../results/windows.jsonl"}, "is a legacy file (written before sealing): it has no seal to sign"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, code, err := runVerb(t, tc.args...)
@@ -39,5 +40,18 @@ func TestRoughEdges(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
 		t.Error("report created the directory --out named")
+	}
+	if _, err := os.Stat("../../results/windows.jsonl.sig"); err == nil {
+		t.Error("a refused sign wrote a signature file")
+	}
+	// JSON that is not rows: no "chain ok" over it. It cannot be told from
+	// a rows file whose first line was edited, so it does not verify.
+	notRows := filepath.Join(dir, "other.jsonl")
+	if err := os.WriteFile(notRows, []byte(`{"foo": 1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code, _ := runVerb(t, "replay", notRows)
+	if code != exitUnverified || strings.Contains(out, "chain ok") || !strings.Contains(out, "NOT ROWS") || !strings.Contains(out, `unknown field "foo"`) {
+		t.Errorf("replay of JSON that is not rows: exit %d, want %d, saying NOT ROWS and not chain ok:\n%s", code, exitUnverified, out)
 	}
 }

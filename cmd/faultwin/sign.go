@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"faultwin/reports/rows"
 	"faultwin/reports/sigs"
 )
 
@@ -47,6 +48,13 @@ func runSign(ctx context.Context, stdout io.Writer, args []string) error {
 	paths, err := jsonlFiles("sign", fs.Args())
 	if err != nil {
 		return err
+	}
+	for _, p := range paths {
+		// A file written before sealing has nothing to sign: say so
+		// rather than "signed 0 seals" and a signature file never written.
+		if c, err := rows.VerifyContents(p); err == nil && c.Sealing().State == rows.Legacy {
+			return fs.usagef("%s is a legacy file (written before sealing): it has no seal to sign; `faultwin compact %s NEW.jsonl.gz` writes its rows as a sealed chain, which sign signs", p, p)
+		}
 	}
 	var errs []error
 	for _, p := range paths {

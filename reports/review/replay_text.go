@@ -23,10 +23,16 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 			bad++
 		}
 		chain := "chain ok"
-		if f.Chain != nil {
+		switch {
+		case f.Chain != nil:
 			chain = "CHAIN BROKEN"
+		case f.ReadErr != nil && len(f.Rows) == 0:
+			// Nothing was read: there is no chain to call good.
+			chain = "NOT ROWS (its first line does not read as a row or a marker)"
+		case f.ReadErr != nil:
+			chain = "chain ok up to the unreadable line"
 		}
-		if seal := SealText(f.Seal); seal != "" {
+		if seal := SealText(f.Seal); seal != "" && f.ReadErr == nil {
 			chain += ", " + seal
 		}
 		ew.printf("%s: %d rows, %s, last hash %s\n", f.Path, len(f.Rows), chain, rows.ShortHash(f.Last))
