@@ -12,42 +12,7 @@
 # and removes everything it made (its own storage, runc root and cgroup
 # parent under a temporary directory; no network: --network none).
 set -u
-# CRIU 4.2, as faultwin's podman description puts it first (Debian 12's 3.17 fails here).
-[ -x /opt/faultwin/criu/sbin/criu ] && PATH=/opt/faultwin/criu/sbin:$PATH
-S=$(mktemp -d /var/tmp/podman-repro.XXXXXX)
-CG=/podman-repro-$$
-P="podman --root $S/storage --runroot $S/run --tmpdir $S/tmp --runtime runc --runtime-flag root=$S/runc --cgroup-manager cgroupfs --events-backend file --storage-opt overlay.skip_mount_home=true"
-
-cleanup() {
-	# Whatever holds the directory: the container, conmon, a CRIU.
-	for p in /proc/[0-9]*; do
-		case "$( { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null)" in *"$S"*) kill -9 "${p#/proc/}" 2>/dev/null ;; esac
-		case "$(readlink "$p/cwd" 2>/dev/null)" in "$S"*) kill -9 "${p#/proc/}" 2>/dev/null ;; esac
-	done
-	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		for f in $(find "$h$CG" -name cgroup.procs 2>/dev/null); do
-			for pid in $(cat "$f"); do kill -9 "$pid" 2>/dev/null; done
-		done
-	done
-	sleep 0.5
-	$P rm --force --all >/dev/null 2>&1
-	grep " $S" /proc/self/mountinfo | awk '{print $5}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
-	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		[ -d "$h$CG" ] && find "$h$CG" -depth -type d -exec rmdir {} \; 2>/dev/null
-	done
-	rm -rf "$S"
-}
-trap cleanup EXIT
-trap 'exit 3' INT TERM
-
-mkdir -p "$S/rootfs/bin" && cp /bin/busybox "$S/rootfs/bin/busybox" &&
-	for a in sh sleep; do ln -s busybox "$S/rootfs/bin/$a"; done &&
-	tar -C "$S/rootfs" -cf "$S/rootfs.tar" . &&
-	$P import "$S/rootfs.tar" localhost/podman-repro:1 >/dev/null 2>&1 || { echo "setup failed"; exit 2; }
-$P run --detach --name fw1 --network none --cgroup-parent "$CG" --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 localhost/podman-repro:1 \
-	/bin/sh -c 'i=0; while :; do i=$((i+1)); echo $i > /counter; sleep 0.1; done' >/dev/null || { echo "run failed"; exit 2; }
-sleep 1
-$P container checkpoint fw1 >/dev/null || { echo "checkpoint failed"; exit 2; }
+. "$(dirname "$0")/podman.inc"
 
 $P container restore fw1 >/dev/null 2>&1 &
 podman_pid=$!
