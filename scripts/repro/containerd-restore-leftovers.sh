@@ -36,15 +36,15 @@ wait "$ctr_pid" 2>/dev/null
 [ -n "$seen" ] || { echo "NOT REPRODUCED: the shim's runc restore was never seen"; exit 1; }
 sleep 1
 
-out=$($C containers restore --live fw1 localhost/containerd-repro-ckpt:1 2>&1)
+out=$(timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 2>&1)
 case "$out" in
 *"already exists"*) ;;
 *) echo "NOT REPRODUCED: the retried restore says: $(echo "$out" | tail -1)"; exit 1 ;;
 esac
 # The workaround: remove what the cut restore left under fw1's name, then
 # restore again from the same checkpoint.
-$C task rm -f fw1 >/dev/null 2>&1; $C containers rm fw1 >/dev/null 2>&1; $C snapshots rm fw1 >/dev/null 2>&1
-if $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 >/dev/null 2>&1 && $C task ls | grep -q '^fw1 .*RUNNING'; then
+timeout 10 $C task rm -f fw1 >/dev/null 2>&1; timeout 10 $C containers rm fw1 >/dev/null 2>&1; timeout 10 $C snapshots rm fw1 >/dev/null 2>&1
+if timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 >/dev/null 2>&1 && $C task ls | grep -q '^fw1 .*RUNNING'; then
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: it runs"
 else
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: still not running"
