@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,8 +32,13 @@ func Call(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) m
 // caller that stops on failure reports: the start's or the wait's error
 // (a non-zero exit, a signal), or the bound reached.
 func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (model.UserCall, error) {
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// The output as the user sees it, both streams in order; and stdout
+	// alone, what a list's view is read from (a warning on stderr is not
+	// part of it).
+	var out, stdout bytes.Buffer
+	both := &lockedWriter{w: &out}
+	errs := &countingWriter{w: both}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(both, &stdout), errs
 	uc := model.UserCall{Argv: cmd.Args}
 	kill := func() {
 		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
@@ -66,6 +73,14 @@ func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (m
 		b = b[len(b)-maxOutput:]
 	}
 	uc.Output = string(b)
+	if errs.n > 0 {
+		so := stdout.Bytes()
+		if len(so) > maxOutput {
+			so = so[len(so)-maxOutput:]
+		}
+		s := string(so)
+		uc.Stdout = &s
+	}
 	if ps := cmd.ProcessState; ps != nil {
 		uc.Exit = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -86,4 +101,29 @@ func FirstRead(name string, loc Locate, within time.Duration) model.Workload {
 		w = Once(name, loc)
 	}
 	return w
+}
+
+// lockedWriter serialises the two streams' writes into one buffer: with
+// different writers for stdout and stderr, exec copies each in its own
+// goroutine.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// countingWriter counts what passes through it.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += len(p)
+	return c.w.Write(p)
 }

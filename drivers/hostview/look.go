@@ -42,7 +42,7 @@ func Look(ctx context.Context, a *model.Aftermath, when string, names []string, 
 		call := a.Calls[lk.Call]
 		seen := slices.Clone(names)
 		if !call.Failed() {
-			rep, bad, err := l.Parse(call.Output)
+			rep, bad, err := l.Parse(call.ListOutput())
 			lk.Reported, lk.Unmatched = rep, bad
 			if lk.Reported == nil {
 				lk.Reported = []model.Reported{}

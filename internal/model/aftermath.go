@@ -201,9 +201,21 @@ type UserCall struct {
 	TimedOut bool     `json:"timed_out,omitempty"`
 	MS       float64  `json:"ms"`
 	Output   string   `json:"output"`
+	// Stdout is the call's standard output alone, recorded when it also
+	// wrote to stderr (Output holds both, in order): a list is read from
+	// it, so a warning on stderr is not taken for part of the view.
+	Stdout *string `json:"stdout,omitempty"`
 	// Stuck lists, for a call that hung, the processes it left waiting
 	// when the bound passed: its own and the run's others.
 	Stuck []StuckProc `json:"stuck,omitempty"`
+}
+
+// ListOutput is what a list's view is read from: its standard output.
+func (c UserCall) ListOutput() string {
+	if c.Stdout != nil {
+		return *c.Stdout
+	}
+	return c.Output
 }
 
 // Failed reports whether the call did not succeed.
