@@ -86,11 +86,11 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	a.After = hostview.Identities(names, d.locate, func() { d.look(ctx, a, "after_retry", names) })
 	for i := range a.After {
 		if a.After[i].Name == a.Target {
-			checkRoot(a, &a.After[i])
+			hostview.CheckRoot(a, "", &a.After[i])
 		}
 	}
 	d.rescue(ctx, a, w.Operation, rt)
-	checkCheckpoints(a)
+	hostview.CheckCheckpoints(a)
 	return a
 }
 
@@ -126,27 +126,6 @@ func (d *Driver) listFiles(pre model.Precondition) {
 	}
 }
 
-// checkRoot compares the workload's root, as its own process sees it,
-// with its image's manifest (a removed workload has none to check).
-func checkRoot(a *model.Aftermath, w *model.Workload) {
-	m, ok := a.ManifestOf(model.OfImage, "")
-	if !ok || a.Expect == model.ExpectAbsent {
-		return
-	}
-	c := hostview.CompareRoot(m, *w)
-	w.Files = &c
-}
-
-// checkCheckpoints compares each checkpoint's manifest with the host once
-// the recovery is over.
-func checkCheckpoints(a *model.Aftermath) {
-	for _, m := range a.Manifests {
-		if m.Of == model.OfCheckpoint {
-			a.Checkpoints = append(a.Checkpoints, hostview.Compare(m, ""))
-		}
-	}
-}
-
 // rescue tries the description's expert steps in order while the user's
 // recovery left the workload lost: each step's calls, the retry again,
 // then the target's identity. It stops at the first that brings it back.
@@ -164,7 +143,7 @@ func (d *Driver) rescue(ctx context.Context, a *model.Aftermath, op string, rt R
 			r.Calls = append(r.Calls, d.userCall(ctx, a, "expert", e.Name+": "+d.words(cl), cl))
 		}
 		r.After = hostview.Identities([]string{a.Target}, d.locate, nil)[0]
-		checkRoot(a, &r.After)
+		hostview.CheckRoot(a, "", &r.After)
 		a.Rescues = append(a.Rescues, r)
 		if lost, _ := a.Loss(r.Target, r.After); lost == "" {
 			return

@@ -250,3 +250,25 @@ func CompareRoot(m model.Manifest, w model.Workload) model.FilesCheck {
 	}
 	return c
 }
+
+// CheckRoot records, on w read after the trigger, its root compared with
+// the image manifest of workload (any workload's for ""), as its own
+// process sees it; a removed workload has nothing to check.
+func CheckRoot(a *model.Aftermath, workload string, w *model.Workload) {
+	m, ok := a.ManifestOf(model.OfImage, workload)
+	if !ok || a.Expect == model.ExpectAbsent {
+		return
+	}
+	c := CompareRoot(m, *w)
+	w.Files = &c
+}
+
+// CheckCheckpoints compares each checkpoint manifest of a with the host,
+// once the recovery is over.
+func CheckCheckpoints(a *model.Aftermath) {
+	for _, m := range a.Manifests {
+		if m.Of == model.OfCheckpoint {
+			a.Checkpoints = append(a.Checkpoints, Compare(m, ""))
+		}
+	}
+}

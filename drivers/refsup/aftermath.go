@@ -116,15 +116,11 @@ func (d *Driver) Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 	a.After = hostview.Identities(read, d.locate, func() { d.look(ctx, a, "after_retry", names) })
 	for i := range a.After {
 		if a.After[i].Name == a.Target {
-			checkFiles(a, &a.After[i])
+			hostview.CheckRoot(a, a.Origin, &a.After[i])
 		}
 	}
 	d.rescue(ctx, a, ckpt)
-	for _, m := range a.Manifests {
-		if m.Of == model.OfCheckpoint {
-			a.Checkpoints = append(a.Checkpoints, hostview.Compare(m, ""))
-		}
-	}
+	hostview.CheckCheckpoints(a)
 	return a
 }
 
@@ -151,7 +147,7 @@ func (d *Driver) rescue(ctx context.Context, a *model.Aftermath, ckpt string) {
 	r.After = model.Workload{Name: r.Target, Err: "no session came out of the restore"}
 	if r.Target != "" {
 		r.After = hostview.Identities([]string{r.Target}, d.locate, nil)[0]
-		checkFiles(a, &r.After)
+		hostview.CheckRoot(a, a.Origin, &r.After)
 	}
 	a.Rescues = append(a.Rescues, r)
 }

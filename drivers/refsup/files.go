@@ -52,17 +52,3 @@ func (d *Driver) listCheckpoint(session, ckpt string) {
 	dir := filepath.Join(d.Root, d.run, "checkpoints", ckpt)
 	d.files = append(d.files, hostview.ManifestOf(model.OfCheckpoint, session, dir, []string{"images", "upper"}, nil))
 }
-
-// checkFiles compares a workload read after the trigger with the files
-// of the session it must continue.
-func checkFiles(a *model.Aftermath, w *model.Workload) {
-	if a.Expect == model.ExpectAbsent {
-		return
-	}
-	m, ok := a.ManifestOf(model.OfImage, a.Origin)
-	if !ok {
-		return
-	}
-	c := hostview.CompareRoot(m, *w)
-	w.Files = &c
-}
