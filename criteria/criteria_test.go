@@ -334,6 +334,20 @@ func TestF1(t *testing.T) {
 		g.Expect(r).To(HaveEvidence("fired restore.criu_started at 2026-11-30T10:33:51.998Z (pid 4100): criu pid 4201 killed first (err=<nil>), not the armed point"))
 		g.Expect(criteria.Evaluate(in)).To(HaveStatus(model.StatusInvalid))
 	})
+	// A held CRIU is the window: a timed kill that found CRIU finished
+	// measured a finished capture, not a capture in flight.
+	t.Run("no CRIU left to hold", func(t *testing.T) {
+		g := NewWithT(t)
+		in := passing(t)
+		in.Window.Fault.Kill = model.KillCRIUHeld
+		in.Trace[len(in.Trace)-1].Note = model.NoteNoCRIUToHold
+		r := result(t, in, model.F1)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r).To(HaveEvidence("kill criu_held found no CRIU running to stop: CRIU had finished before the kill landed"))
+		g.Expect(criteria.Evaluate(in)).To(HaveStatus(model.StatusInvalid))
+		in.Trace[len(in.Trace)-1].Note = "criu pid 4201 stopped and left alive (err=<nil>)"
+		g.Expect(result(t, in, model.F1)).To(Hold())
+	})
 	t.Run("not reaped", func(t *testing.T) {
 		g := NewWithT(t)
 		in := passing(t)

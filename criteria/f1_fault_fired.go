@@ -37,6 +37,7 @@ func f1(c *ctx) Result {
 		if f.Point != "" && (t.Point == f.Point || t.Point == f.String()) {
 			hit = true
 			j.note(line)
+			criuGone(j, f, t.Note)
 		} else {
 			j.note(line + ", not the armed point")
 		}
@@ -75,6 +76,19 @@ func f1(c *ctx) Result {
 	}
 	return j.result(ok,
 		func(int) string { return "fault did not land as armed at " + f.Point })
+}
+
+// criuGone fails a kill that names CRIU (criu_first, criu_held) when the
+// fired point found no CRIU to kill or stop: the timed kill landed after
+// CRIU finished, an instant the window does not name, so what followed
+// measured another fault (a finished dump is no held CRIU to settle).
+func criuGone(j *judge, f model.Fault, note string) {
+	switch {
+	case f.Kill == model.KillCRIUHeld && strings.Contains(note, model.NoteNoCRIUToHold):
+		j.fail("kill " + f.Kill + " found no CRIU running to stop: CRIU had finished before the kill landed")
+	case f.Kill == model.KillCRIUFirst && strings.Contains(note, model.NoteNoCRIUToKill):
+		j.fail("kill " + f.Kill + " found no CRIU running to kill first: CRIU had finished before the kill landed")
+	}
 }
 
 // victims judges an external trigger's kills: each victim was killed by

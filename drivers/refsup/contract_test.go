@@ -493,3 +493,12 @@ func exprString(e ast.Expr) string {
 	_ = printer.Fprint(&b, token.NewFileSet(), e)
 	return b.String()
 }
+
+// F1 reads these notes of refsup's fired points as a kill that landed after
+// CRIU finished; a change on one side alone would make F1 blind to it.
+func TestNoCRIUNotesAgree(t *testing.T) {
+	if api.NoteNoCRIUToHold != model.NoteNoCRIUToHold || api.NoteNoCRIUToKill != model.NoteNoCRIUToKill {
+		t.Fatalf("refsup notes %q, %q; the harness reads %q, %q",
+			api.NoteNoCRIUToHold, api.NoteNoCRIUToKill, model.NoteNoCRIUToHold, model.NoteNoCRIUToKill)
+	}
+}

@@ -119,6 +119,14 @@ type Fault struct {
 	Disarmed bool `json:"disarmed,omitempty"`
 }
 
+// The notes of a fired point whose kill names CRIU (criu_first,
+// criu_held) but found no CRIU running at the instant: CRIU had already
+// finished, so the fault landed after the instant the window names.
+const (
+	NoteNoCRIUToKill = "no criu process was running to kill first"
+	NoteNoCRIUToHold = "no criu process was running to hold"
+)
+
 // ControlNote starts the note of a disarmed trigger's point: it would
 // have fired there, and killed nothing.
 const ControlNote = "control: would have fired here, nothing killed"

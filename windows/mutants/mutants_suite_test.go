@@ -323,7 +323,7 @@ var table = []mutant{
 	// Recovery: each settle bug on the window whose death it mishandles.
 	// The restart meets WH2's CRIU held alive mid-dump; a settle that does
 	// not wait keeps the session CRIU then stops, and drops the intent.
-	{bug: "settle-no-wait", window: "WH2_60", status: model.StatusFail, fail: []string{model.R2, model.R3},
+	{bug: "settle-no-wait", window: "WH2_30", status: model.StatusFail, fail: []string{model.R2, model.R3},
 		evidence: "does not run"},
 	// WH5 dies again between the adopt and the wake: an intent cleared
 	// before the wake leaves the third start nothing to settle.
@@ -335,7 +335,7 @@ var table = []mutant{
 		evidence: "booted afresh"},
 	// WH2's settle lasts as long as the held CRIU: long enough to see a
 	// call to the other session held.
-	{bug: "settle-holds-all", window: "WH2_60", status: model.StatusFail, fail: []string{model.R4},
+	{bug: "settle-holds-all", window: "WH2_30", status: model.StatusFail, fail: []string{model.R4},
 		evidence: "other session"},
 	// WH4D wakes its display session from adopted images: an adopt that
 	// loses the session's display record leaves /tmp/.X11-unix/X91 to every
