@@ -4,9 +4,10 @@
 # checkpoint is cut or gone and the container does not run (faultwin
 # window PRL22; docs/findings/podman-restore-cuts-checkpoint.md). No
 # faultwin: podman's own CLI, a /proc poll for the runc that restores, a
-# wait on that runc's own /proc entry (shell builtins only, so the kill
-# follows its exit by microseconds, not a fork's milliseconds), a kill -9
-# of podman, then podman's own cleanup and the retried restore.
+# wait on that runc's own /proc entry and then on the checkpoint's files
+# (shell builtins only, so the kill follows by microseconds, not a fork's
+# milliseconds), a kill -9 of podman, then podman's own cleanup and the
+# retried restore.
 #
 # Run as root on a host with podman, runc, conmon, CRIU and busybox-static:
 #   scripts/repro/podman-restore-cuts-checkpoint.sh
@@ -18,7 +19,8 @@ set -u
 
 id=$($P container inspect --format '{{.ID}}' fw1) || { echo "inspect failed"; exit 2; }
 ck=$S/storage/overlay-containers/$id/userdata/checkpoint
-before=$(find "$ck" -type f | wc -l)
+files=$(find "$ck" -type f)
+before=$(echo "$files" | wc -l)
 [ "$before" -gt 0 ] || { echo "setup failed: no checkpoint at $ck"; exit 2; }
 
 $P container restore fw1 >/dev/null 2>&1 &
@@ -30,13 +32,28 @@ while [ -z "$runc" ] && [ $i -lt 5000 ] && kill -0 "$podman_pid" 2>/dev/null; do
 	i=$((i + 1))
 done
 [ -n "$runc" ] || { wait "$podman_pid" 2>/dev/null; echo "NOT REPRODUCED: runc restore never seen"; exit 1; }
-# runc exited (gone, or a zombie its parent has not reaped yet): podman is
-# now between runc's return and its save of the container's state.
-while read -r st < "/proc/$runc/stat" 2>/dev/null; do
-	case "$st" in *") Z "*) break ;; esac
+# runc exited and its conmon reaped it: podman has runc's answer. About a
+# millisecond later (0.7 to 1.3 ms in four runs here) it starts removing the
+# checkpoint, and it saves the container's state only after that. Kill it
+# the moment the first file of the checkpoint is gone: inside the span
+# between removal and save that the finding names (a kill at runc's exit
+# itself, before podman has runc's answer, leaves the checkpoint whole and
+# the retry says "already exists": podman-restore-already-exists.sh).
+while [ -e "/proc/$runc" ]; do :; done
+gone=""
+i=0
+while [ -z "$gone" ] && [ $i -lt 200000 ]; do
+	i=$((i + 1))
+	for f in $files; do
+		[ -e "$f" ] || { gone=$f; break; }
+	done
 done
-kill -9 "$podman_pid"
+# A restore that ran to its end removes the checkpoint by design: only a
+# podman that died of the kill (137) reproduces.
+kill -9 "$podman_pid" 2>/dev/null
 wait "$podman_pid" 2>/dev/null
+rc=$?
+[ $rc -eq 137 ] || { echo "NOT REPRODUCED: podman's restore ended (exit $rc) before it was killed"; exit 1; }
 after=$(find "$ck" -type f 2>/dev/null | wc -l)
 sleep 1
 
@@ -45,7 +62,7 @@ out=$($P container restore fw1 2>&1)
 state=$($P container inspect --format '{{.State.Status}}' fw1 2>/dev/null)
 if [ "$after" -lt "$before" ]; then
 	if [ -d "$ck" ]; then what="cut: $after of its $before files left"; else what="gone: the directory removed"; fi
-	echo "REPRODUCED: podman killed after runc restore (pid $runc) exited; the checkpoint is $what; the retried restore says: $(echo "$out" | tail -1); the container is $state"
+	echo "REPRODUCED: podman killed after runc restore (pid $runc) exited, once it had removed ${gone#$ck/}; the checkpoint is $what; the retried restore says: $(echo "$out" | tail -1); the container is $state"
 	exit 0
 fi
 echo "NOT REPRODUCED: the checkpoint kept its $before files; the retried restore says: $(echo "$out" | tail -1); the container is $state"

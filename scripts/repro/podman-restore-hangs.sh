@@ -34,7 +34,7 @@ while [ -z "$killed" ] && [ $i -lt 20000 ] && kill -0 "$podman_pid" 2>/dev/null;
 	criu=$(pgrep -P "$runc" -x criu | head -1)
 	[ -n "$criu" ] || { kill -0 "$runc" 2>/dev/null || break; continue; }
 	# This CRIU exited (gone, or a zombie runc has not reaped yet).
-	while read -r st < "/proc/$criu/stat" 2>/dev/null; do
+	while read -r st 2>/dev/null < "/proc/$criu/stat"; do
 		case "$st" in *") Z "*) break ;; esac
 	done
 	if restored; then
