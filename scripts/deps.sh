@@ -21,6 +21,9 @@ packages=(
   containerd
   # containerd's CRI plugin (containerd-cri windows): CNI's bridge plugin
   containernetworking-plugins
+  # the docker windows: dockerd 20.10 (checkpoints behind --experimental)
+  # with the containerd and runc above; each run starts its own daemon
+  docker.io
   # ssh-keygen signs and verifies sealed sessions (faultwin sign, --signers)
   openssh-client
   # make image: the Debian rootfs its base is imported from (deploy/image)
@@ -46,6 +49,14 @@ fi
 
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# A package's maintainer scripts must not start its service (docker.io's
+# would start the host's dockerd, with its bridge and iptables rules):
+# policy-rc.d answering 101 forbids every start during the install.
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "deps: installed ${#missing[@]} packages"

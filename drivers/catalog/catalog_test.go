@@ -68,7 +68,7 @@ func TestHostChecks(t *testing.T) {
 	for _, p := range HostChecks(context.Background(), t.TempDir()) {
 		names = append(names, p.Name)
 	}
-	if got := strings.Join(names, ", "); got != "containerd >= 1.6, ctr, containerd-shim-runc-v2, runc, busybox (static), bridge, crictl, podman >= 4, conmon, iptables, netavark" {
+	if got := strings.Join(names, ", "); got != "containerd >= 1.6, ctr, containerd-shim-runc-v2, runc, busybox (static), bridge, crictl, dockerd >= 20.10, docker, podman >= 4, conmon, iptables, netavark" {
 		t.Errorf("host checks: %s", got)
 	}
 }

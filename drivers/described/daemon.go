@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -23,6 +24,12 @@ type Daemon struct {
 	Ready Command `yaml:"ready"`
 	// StopMS is how long a stop waits after SIGTERM before SIGKILL.
 	StopMS int `yaml:"stop_ms"`
+	// Reap starts the daemon as a service manager would: under a child
+	// subreaper that reaps what the daemon's death orphans at once. A
+	// daemon that checks its helpers' pidfiles on a restart (dockerd's
+	// containerd) otherwise meets their zombies where the host's init
+	// reaps late, and takes them for live.
+	Reap bool `yaml:"reap"`
 }
 
 func (c *checker) daemon(d *Description, vars []string) {
@@ -63,6 +70,15 @@ func (d *Driver) startDaemon(ctx context.Context, what string) error {
 	dm := d.desc.Daemon
 	argv := d.expand(dm.Run, 1)
 	cmd := d.command(argv)
+	if dm.Reap {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("%s: the daemon's reaper is this binary: %w", what, err)
+		}
+		cmd.Args = append([]string{exe, cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = exe
+		cmd.Env = append(cmd.Env, reaperEnv+"=1")
+	}
 	out := &limitedBuffer{max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out
 	// the daemon must outlive nothing of the harness's but the harness
@@ -129,7 +145,18 @@ func (d *Driver) quiet(ctx context.Context, c Command) error {
 
 // ensureDaemon starts the daemon again when the window killed it.
 func (d *Driver) ensureDaemon(ctx context.Context, what string) (bool, error) {
-	if d.desc.Daemon == nil || d.daemon.alive() {
+	if d.desc.Daemon == nil {
+		return false, nil
+	}
+	if p := d.daemon; p.alive() && d.desc.Daemon.Reap && d.quiet(ctx, d.desc.Daemon.Ready) != nil {
+		// A reaper outlives its daemon by its grace: one that does not
+		// serve may be the reaper of a killed daemon, about to exit.
+		select {
+		case <-p.done:
+		case <-time.After(reaperGrace + time.Second):
+		}
+	}
+	if d.daemon.alive() {
 		return false, nil
 	}
 	return true, d.startDaemon(ctx, what)

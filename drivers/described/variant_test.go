@@ -22,8 +22,8 @@ func TestVariantOfContainerd(t *testing.T) {
 		}
 	}
 	ds, err := LoadPaths("variants", bases...)
-	if err != nil || len(ds) != 2 {
-		t.Fatalf("LoadPaths(variants) = %d descriptions, %v; want containerd-latest and podman-latest", len(ds), err)
+	if err != nil || len(ds) != 3 {
+		t.Fatalf("LoadPaths(variants) = %d descriptions, %v; want containerd-latest, docker-live-restore and podman-latest", len(ds), err)
 	}
 	v := ds[0]
 	if v.Name != "containerd-latest" || v.VariantOf != "containerd" || !slices.Contains(v.PathPrepend, "/opt/faultwin/latest/bin") {
