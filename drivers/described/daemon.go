@@ -26,9 +26,9 @@ type Daemon struct {
 	StopMS int `yaml:"stop_ms"`
 	// Reap starts the daemon as a service manager would: under a child
 	// subreaper that reaps what the daemon's death orphans at once. A
-	// daemon that checks its helpers' pidfiles on a restart (dockerd's
-	// containerd) otherwise meets their zombies where the host's init
-	// reaps late, and takes them for live.
+	// daemon that checks its helpers' pidfiles on a restart otherwise
+	// meets their zombies where the host's init reaps late, and takes
+	// them for live.
 	Reap bool `yaml:"reap"`
 }
 

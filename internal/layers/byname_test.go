@@ -89,3 +89,50 @@ func TestNoSupervisorByName(t *testing.T) {
 		})
 	}
 }
+
+// goNamed are the supervisors Go code names: refsup, which the repository
+// ships, and those described before the format could hold everything they
+// needed (their tests and a few comments name them). A supervisor
+// described after them is written from the tutorial alone, and no Go file,
+// tests included, names it: what it needed that the format lacked was
+// added to the format.
+var goNamed = []string{"refsup", "podman", "containerd", "containerd-cri"}
+
+func TestLaterSupervisorsAreDataOnly(t *testing.T) {
+	var later []string
+	for _, n := range describedNames(t) {
+		if !slices.Contains(goNamed, n) {
+			later = append(later, regexp.QuoteMeta(n))
+		}
+	}
+	if len(later) == 0 {
+		t.Fatal("every described supervisor is one Go code may name: nothing to check")
+	}
+	// the name and its own binaries' (a daemon's name with a d)
+	word := regexp.MustCompile(`(?i)\b(` + strings.Join(later, "|") + `)d?\b`)
+	err := filepath.WalkDir(repo, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() && (e.Name() == ".git" || e.Name() == "results" || e.Name() == "out") {
+			return filepath.SkipDir
+		}
+		if e.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := word.FindString(line); m != "" {
+				rel, _ := filepath.Rel(repo, p)
+				t.Errorf("%s:%d names %q, a supervisor described as data only: grow the format instead", rel, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
