@@ -170,6 +170,7 @@ func (lr *lineReader) line(line []byte, n int) error {
 	if r.Schema != Schema {
 		return fmt.Errorf("%s:%d: row schema %d; this faultwin reads schema %d", path, n, r.Schema, Schema)
 	}
+	r.memo = &memo{}
 	c.Rows = append(c.Rows, r)
 	c.RowLines = append(c.RowLines, n)
 	return nil
