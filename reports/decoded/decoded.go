@@ -73,3 +73,14 @@ func Release(r *rows.Row) {
 		r.DropInput()
 	}
 }
+
+// Lighten drops, from rows that were verified and replayed, what only that
+// needed: every row's logs, and its input where Keep kept its parts (see
+// Release). A report or a replay summary of many soaks then holds no
+// snapshot or CRIU log it will not read again.
+func Lighten(rs []rows.Row) {
+	for i := range rs {
+		rs[i].Logs, rs[i].LogsTruncated = nil, nil
+		Release(&rs[i])
+	}
+}

@@ -84,15 +84,9 @@ func Load(paths []string) []File {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			f := review.ReplayFile(paths[i])
-			// The logs and the input are verified and re-judged with their
-			// rows by now. The logs are no part of a report, and of the
-			// input the report reads only what the replay kept
-			// (decoded.Keep): dropping both keeps a report of many soaks
-			// from holding every snapshot and CRIU log.
-			for j := range f.Rows {
-				f.Rows[j].Logs, f.Rows[j].LogsTruncated = nil, nil
-				decoded.Release(&f.Rows[j])
-			}
+			// Verified and re-judged: the report reads neither the logs
+			// nor more of the input than the replay kept.
+			decoded.Lighten(f.Rows)
 			out[i] = File{Path: paths[i], Rows: f.Rows, Replay: f}
 		}()
 	}
