@@ -4,8 +4,10 @@ go 1.26.0
 
 require (
 	github.com/checkpoint-restore/go-criu/v7 v7.2.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/google/nftables v0.3.0
 	github.com/invopop/jsonschema v0.14.0
+	github.com/klauspost/compress v1.20.4
 	github.com/moby/sys/mountinfo v0.7.3
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"faultwin/reports/render"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -66,8 +67,11 @@ func runReplay(ctx context.Context, stdout io.Writer, args []string) error {
 	nrows := 0
 	states := map[rows.SealState]int{}
 	var unsealed []string
-	for _, p := range paths {
-		f := review.ReplayFile(p)
+	// The files replay as the report's do (render.Load: as many at once
+	// as there are CPUs, each lightened once replayed, since only counts
+	// and differences are printed); they are listed in the order given.
+	for i, lf := range render.Load(paths) {
+		p, f := paths[i], lf.Replay
 		nrows += len(f.Rows)
 		files = append(files, f)
 		states[f.Seal.State]++

@@ -16,6 +16,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -154,11 +155,12 @@ func failed(r rows.Row) []criteria.Result {
 	if r.Status != model.StatusFail {
 		return nil
 	}
-	var results []criteria.Result
-	if json.Unmarshal(r.Criteria, &results) != nil {
+	results, err := decoded.LenientResults(r)
+	if err != nil {
 		return nil
 	}
-	return slices.DeleteFunc(results, func(res criteria.Result) bool { return !res.Judged || res.Pass })
+	// A copy: the decoded criteria are shared with the row's other readers.
+	return slices.DeleteFunc(slices.Clone(results), func(res criteria.Result) bool { return !res.Judged || res.Pass })
 }
 
 // where reads the phase the kill landed in (for a point compiled into
@@ -167,7 +169,11 @@ func where(r rows.Row) (phase, killed string) {
 	var in struct {
 		Death model.Death `json:"death"`
 	}
-	_ = json.Unmarshal(r.Input, &in)
+	if kept := decoded.Input(r); kept != nil {
+		in.Death = kept.Death
+	} else {
+		_ = json.Unmarshal(r.Input, &in)
+	}
 	if l := in.Death.Landing; l != nil {
 		phase = l.Phase
 	} else {

@@ -16,7 +16,7 @@
 package render
 
 import (
-	"encoding/json"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -26,6 +26,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -63,17 +64,30 @@ func (f File) SealCell() string {
 // is kept with the rows before the bad line; its replay says why.
 func Load(paths []string) []File {
 	out := make([]File, len(paths))
-	// Files replay apart, so as many at once as there are CPUs; the
-	// report keeps the order they were given in.
+	// Files replay apart, so as many at once as there are CPUs, the
+	// largest first so that no CPU is left with a large file at the end;
+	// the report keeps the order they were given in.
+	order := make([]int, len(paths))
+	size := make([]int64, len(paths))
+	for i, p := range paths {
+		order[i] = i
+		if st, err := os.Stat(p); err == nil {
+			size[i] = st.Size()
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, p := range paths {
+	for _, i := range order {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			f := review.ReplayFile(p)
-			out[i] = File{Path: p, Rows: f.Rows, Replay: f}
+			f := review.ReplayFile(paths[i])
+			// Verified and re-judged: the report reads neither the logs
+			// nor more of the input than the replay kept.
+			decoded.Lighten(f.Rows)
+			out[i] = File{Path: paths[i], Rows: f.Rows, Replay: f}
 		}()
 	}
 	wg.Wait()
@@ -270,8 +284,7 @@ func newCell(row rows.Row, run int, file string, line int, diffs []review.Differ
 	if m, ok := MutantOf(file, row); ok {
 		c.Mutant, c.Group = &m, MutantsGroup
 	}
-	var rs []criteria.Result
-	if json.Unmarshal(row.Criteria, &rs) == nil {
+	if rs, err := decoded.LenientResults(row); err == nil {
 		c.Results = rs
 	}
 	c.Failed = review.FailedCriteria(row)

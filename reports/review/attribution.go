@@ -1,13 +1,13 @@
 package review
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 	"strings"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -130,8 +130,8 @@ func AB(rs []rows.Row, class func(criteria.Result) string) []WindowAB {
 		if r.Status != model.StatusFail {
 			continue
 		}
-		var results []criteria.Result
-		if json.Unmarshal(r.Criteria, &results) != nil {
+		results, err := decoded.LenientResults(r)
+		if err != nil {
 			continue
 		}
 		// Once per row, so K never exceeds N.

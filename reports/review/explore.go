@@ -9,6 +9,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -44,7 +45,9 @@ func (o Outcome) Class() string {
 // OutcomeOf reads a row's outcome from its recorded input.
 func OutcomeOf(r rows.Row) (Outcome, error) {
 	var in criteria.Input
-	if err := json.Unmarshal(r.Input, &in); err != nil {
+	if kept := decoded.Input(r); kept != nil {
+		in = *kept
+	} else if err := json.Unmarshal(r.Input, &in); err != nil {
 		return Outcome{}, fmt.Errorf("%s: decoding input: %w", r.Window.ID, err)
 	}
 	o := Outcome{Landed: "start", Status: r.Status}

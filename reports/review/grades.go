@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +9,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -41,8 +41,7 @@ func GradesOf(rs []rows.Row) []Grades {
 			by[id] = g
 			ids = append(ids, id)
 		}
-		var results []criteria.Result
-		_ = json.Unmarshal(r.Criteria, &results)
+		results, _ := decoded.LenientResults(r)
 		i := slices.IndexFunc(results, func(x criteria.Result) bool { return x.ID == model.U1 })
 		if i < 0 || !results[i].Judged {
 			g.Ungraded++

@@ -10,6 +10,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -87,8 +88,8 @@ func Landings(rs []rows.Row) ([]Landing, []error) {
 // RowOutcome is VerdictOutcome read from a recorded row: its status, then
 // the criteria that did not hold (for INVALID, only F1 and PRE).
 func RowOutcome(r rows.Row) string {
-	var rs []criteria.Result
-	if json.Unmarshal(r.Criteria, &rs) != nil {
+	rs, err := decoded.LenientResults(r)
+	if err != nil {
 		return r.Status
 	}
 	return VerdictOutcome(criteria.Verdict{Status: r.Status, Results: rs})
@@ -102,7 +103,9 @@ func presentAtKill(r rows.Row) (present string, external bool, err error) {
 		Trace []model.TracePoint `json:"trace"`
 		Death model.Death        `json:"death"`
 	}
-	if err := json.Unmarshal(r.Input, &in); err != nil {
+	if kept := decoded.Input(r); kept != nil {
+		in.Trace, in.Death = kept.Trace, kept.Death
+	} else if err := json.Unmarshal(r.Input, &in); err != nil {
 		return "", false, fmt.Errorf("decoding input: %w", err)
 	}
 	external = len(in.Death.Victims) > 0

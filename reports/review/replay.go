@@ -10,6 +10,7 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/internal/strictjson"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -160,14 +161,15 @@ func ReplayRow(r rows.Row) []Difference {
 		add("", "input does not decode as the criteria's input: %v", err)
 		return ds
 	}
+	decoded.Keep(r, &in) // the report's readers take their parts from here
 	if !sameJSON(in.Window, r.Window) {
 		add("", "the input's window (hash %s) is not the row's window (hash %s)", rows.ShortHash(in.Window.Hash), rows.ShortHash(r.Window.Hash))
 	}
 	if !sameJSON(in.Scope, r.Scope) {
 		add("", "the input's scope (run %q) is not the row's scope (run %q)", in.Scope.Run, r.Scope.Run)
 	}
-	var recorded []criteria.Result
-	if err := strictjson.Decode(r.Criteria, &recorded, "value"); err != nil {
+	recorded, err := decoded.Results(r)
+	if err != nil {
 		add("", "recorded criteria do not decode: %v", err)
 		recorded = nil
 	}

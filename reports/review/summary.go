@@ -1,13 +1,12 @@
 package review
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 	"sort"
 
-	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -168,8 +167,8 @@ func rowDriver(r rows.Row) string {
 // FailedCriteria returns the ids of the criteria a row records as judged
 // and false, in recorded order; nil if its criteria do not decode.
 func FailedCriteria(r rows.Row) []string {
-	var rs []criteria.Result
-	if json.Unmarshal(r.Criteria, &rs) != nil {
+	rs, err := decoded.LenientResults(r)
+	if err != nil {
 		return nil
 	}
 	var ids []string

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	kflate "github.com/klauspost/compress/flate"
+
 	"faultwin/internal/strictjson"
 )
 
@@ -121,7 +123,7 @@ func mainOf(r Row) ([]byte, error) {
 		r.Logs = small
 	}
 	r.Prev, r.Hash = "", ""
-	return json.Marshal(r)
+	return encodeRow(r)
 }
 
 func sha(b []byte) string {
@@ -229,8 +231,13 @@ func (s *blobStore) add(line []byte) error {
 		if err != nil {
 			return fmt.Errorf("blob %s: deflate: %w", ShortHash(rec.SHA256), err)
 		}
-		fr := flate.NewReaderDict(bytes.NewReader(z), dict)
-		content, err = io.ReadAll(io.LimitReader(fr, int64(rec.Size)+1))
+		// klauspost/compress inflates what compress/flate wrote, faster;
+		// the buffer is sized by the blob's record, one byte more to see
+		// a blob longer than it says.
+		fr := kflate.NewReaderDict(bytes.NewReader(z), dict)
+		buf := bytes.NewBuffer(make([]byte, 0, min(max(rec.Size, 0), 1<<20)+bytes.MinRead+1))
+		_, err = buf.ReadFrom(io.LimitReader(fr, int64(rec.Size)+1))
+		content = buf.Bytes()
 		if err != nil {
 			return fmt.Errorf("blob %s: inflate: %w (the blob was edited)", ShortHash(rec.SHA256), err)
 		}

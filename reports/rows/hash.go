@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"faultwin/internal/strictjson"
@@ -14,7 +13,7 @@ import (
 // empty.
 func canonical(r Row) ([]byte, error) {
 	r.Hash = ""
-	return json.Marshal(r)
+	return encodeRow(r)
 }
 
 // ComputeHash returns what r's Hash must be.

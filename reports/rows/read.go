@@ -3,11 +3,12 @@ package rows
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Read returns every row of a JSONL file, in file order, without the
@@ -70,7 +71,9 @@ func readContents(c *Contents, f io.Reader) error {
 }
 
 // readGzip reads a gzip file member by member: each member holds whole
-// lines (a compact Writer writes one member per row or seal).
+// lines (a compact Writer writes one member per row or seal). It inflates
+// with klauspost/compress, which reads the same format as compress/gzip
+// about twice as fast, through one reader reset for each member.
 func readGzip(c *Contents, br *bufio.Reader) error {
 	path := c.Path
 	lr := &lineReader{c: c, blobs: newBlobStore()}
@@ -78,16 +81,19 @@ func readGzip(c *Contents, br *bufio.Reader) error {
 	zbr := bufio.NewReaderSize(cr, 64<<10)
 	at := func() int64 { return cr.n - int64(zbr.Buffered()) }
 	n := 1
+	var z gzip.Reader
+	var buf bytes.Buffer
 	for member := 0; ; member++ {
 		start := at()
 		if _, err := zbr.Peek(1); errors.Is(err, io.EOF) {
 			return nil
 		}
-		z, err := gzip.NewReader(zbr)
+		err := z.Reset(zbr)
 		if err == nil {
 			z.Multistream(false)
-			var b []byte
-			b, err = io.ReadAll(z)
+			buf.Reset()
+			_, err = buf.ReadFrom(&z)
+			b := buf.Bytes()
 			if err == nil && len(b) > 0 && b[len(b)-1] != '\n' {
 				err = fmt.Errorf("its lines do not end in a newline")
 			}
@@ -164,6 +170,7 @@ func (lr *lineReader) line(line []byte, n int) error {
 	if r.Schema != Schema {
 		return fmt.Errorf("%s:%d: row schema %d; this faultwin reads schema %d", path, n, r.Schema, Schema)
 	}
+	r.memo = &memo{}
 	c.Rows = append(c.Rows, r)
 	c.RowLines = append(c.RowLines, n)
 	return nil
