@@ -213,7 +213,10 @@ var (
 	runName       = regexp.MustCompile(`\br[0-9a-f]{8,}\b`)
 	hierarchy     = regexp.MustCompile(`/sys/fs/cgroup/[a-z_,]+/`)
 	number        = regexp.MustCompile(`\b\d+(\.\d+)?\b`)
-	spaces        = regexp.MustCompile(`\s+`)
+	// a random name's digits after its stem (containerd's
+	// /tmp/ctd-checkpoint1631021649): the stem is the class
+	suffixDigits = regexp.MustCompile(`([A-Za-z_-])\d{6,}\b`)
+	spaces       = regexp.MustCompile(`\s+`)
 )
 
 // Normalise takes out of an evidence line what differs between two runs
@@ -225,6 +228,7 @@ func Normalise(s string) string {
 	s = runName.ReplaceAllString(s, "<run>")
 	s = hierarchy.ReplaceAllString(s, "/sys/fs/cgroup/*/")
 	s = number.ReplaceAllString(s, "N")
+	s = suffixDigits.ReplaceAllString(s, "${1}N")
 	return spaces.ReplaceAllString(s, " ")
 }
 
