@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"faultwin/internal/hosttest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"faultwin/drivers/catalog"
 	"faultwin/drivers/doctor"
+	"faultwin/internal/hosttest"
 )
 
 func requireRoot(t *testing.T) {
@@ -24,9 +25,11 @@ func TestDoctorAllOK(t *testing.T) {
 		t.Fatalf("doctor failed on this host: %v\n%s", err, out.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	// faultwin's own 11, then containerd's 5 and podman's 6 requires:
-	if len(lines) != 22 {
-		t.Fatalf("want one line per prerequisite (22), got %d:\n%s", len(lines), out.String())
+	// faultwin's own 11, then each description's requires (a check two
+	// share, once)
+	want := 11 + len(catalog.HostChecks(context.Background(), t.TempDir()))
+	if len(lines) != want {
+		t.Fatalf("want one line per prerequisite (%d), got %d:\n%s", want, len(lines), out.String())
 	}
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "OK ") {
