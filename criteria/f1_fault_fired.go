@@ -84,8 +84,7 @@ func f1(c *ctx) Result {
 // name delays at which CRIU has often finished: a kill that finds none
 // still kills the supervisor where the window says.)
 func criuGone(j *judge, f model.Fault, note string) {
-	switch {
-	case f.Kill == model.KillCRIUHeld && strings.Contains(note, model.NoteNoCRIUToHold):
+	if f.Kill == model.KillCRIUHeld && strings.Contains(note, model.NoteNoCRIUToHold) {
 		j.fail("kill " + f.Kill + " found no CRIU running to stop: CRIU had finished before the kill landed")
 	}
 }

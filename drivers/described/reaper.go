@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,7 +55,7 @@ func reap(argv []string) (int, error) {
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, e := range os.Environ() {
-		if len(e) < len(reaperEnv)+1 || e[:len(reaperEnv)+1] != reaperEnv+"=" {
+		if !strings.HasPrefix(e, reaperEnv+"=") {
 			env = append(env, e)
 		}
 	}
