@@ -14,6 +14,7 @@ import (
 	"reflect"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -52,3 +53,14 @@ func Decode(b []byte, v any, what string) error {
 
 // strict is encoding/json's decoding with DisallowUnknownFields.
 var strict = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.RejectUnknownMembers(true))
+
+// DecodeUnique decodes b into v as Decode does when b also holds no
+// object with a name twice, and returns an error otherwise, without
+// Decode's message: it is for a fast path whose caller, on any error,
+// decodes again the way whose errors it reports. Refusing duplicates keeps
+// the fast path's value the one the slow path gives.
+func DecodeUnique(b []byte, v any) error {
+	return jsonv2.Unmarshal(b, v, unique)
+}
+
+var unique = jsonv2.JoinOptions(strict, jsontext.AllowDuplicateNames(false))

@@ -278,3 +278,15 @@ func TestReplayUnreadableTail(t *testing.T) {
 		t.Errorf("bad %d:\n%s", bad, out.String())
 	}
 }
+
+// TestReplayInputThatIsNotJSON: a compact row's input is read as the
+// bytes its blob holds, unscanned (rows.decodeMain); the replay's strict
+// decode is what finds one that is not JSON, and the row does not verify.
+func TestReplayInputThatIsNotJSON(t *testing.T) {
+	r := pass1Rows()[0]
+	r.Input = json.RawMessage(`{"window":tru}`)
+	ds := review.ReplayRow(r)
+	if len(ds) == 0 || !strings.Contains(ds[0].Detail, "input does not decode as the criteria's input") {
+		t.Fatalf("differences %v", ds)
+	}
+}

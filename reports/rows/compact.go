@@ -53,6 +53,11 @@ import (
 // sha256 leaves the row naming a blob that is not there. The reader
 // expands each row back to the full Row (Logs and Input as written), with
 // Prev and Hash of its compact line: criteria re-judge the same input.
+// Contents.Verify checks such a row by its line as read, the blobs' content
+// having been checked against the sha256 the line names: the row is not
+// encoded again. So a main blob is the bytes its sha256 commits to, and
+// its input is kept as those bytes, unscanned (decodeMain): whether it is
+// the criteria's input is the replay's strict decoding to say.
 //
 // A plain row's hash covers its full JSON, a compact row's its line with
 // references; VerifyChain accepts either form of hash, each a commitment
@@ -264,10 +269,24 @@ func (s *blobStore) add(line []byte) error {
 }
 
 // expand decodes a compact row line and rebuilds its Row from the blobs.
-func (s *blobStore) expand(line []byte) (Row, error) {
+// It returns with it the hash of the line as read (see lineHash).
+func (s *blobStore) expand(line []byte) (Row, string, error) {
+	r, c, err := s.expandLine(line)
+	if err != nil {
+		return Row{}, "", err
+	}
+	c.Hash = ""
+	b, err := json.Marshal(c)
+	if err != nil {
+		return Row{}, "", err
+	}
+	return r, sha(b), nil
+}
+
+func (s *blobStore) expandLine(line []byte) (Row, compactLine, error) {
 	var c compactLine
 	if err := strictjson.Decode(line, &c, "line's value"); err != nil {
-		return Row{}, err
+		return Row{}, c, err
 	}
 	get := func(what, h string) ([]byte, error) {
 		b, ok := s.content[h]
@@ -278,35 +297,42 @@ func (s *blobStore) expand(line []byte) (Row, error) {
 	}
 	m, err := get("main", c.Row.Main)
 	if err != nil {
-		return Row{}, err
+		return Row{}, c, err
 	}
 	var r Row
-	if err := decodeRow(m, &r); err != nil {
-		return Row{}, fmt.Errorf("row (%s): main blob %s: %w", c.Row.Window, ShortHash(c.Row.Main), err)
+	if err := decodeMain(m, &r); err != nil {
+		return Row{}, c, fmt.Errorf("row (%s): main blob %s: %w", c.Row.Window, ShortHash(c.Row.Main), err)
 	}
 	switch {
 	case r.Prev != "" || r.Hash != "":
-		return Row{}, fmt.Errorf("row (%s): main blob %s carries prev or hash", c.Row.Window, ShortHash(c.Row.Main))
+		return Row{}, c, fmt.Errorf("row (%s): main blob %s carries prev or hash", c.Row.Window, ShortHash(c.Row.Main))
 	case r.Window.ID != c.Row.Window || r.Status != c.Row.Status:
-		return Row{}, fmt.Errorf("row line says window %s status %s, its main blob %s window %s status %s", c.Row.Window, c.Row.Status, ShortHash(c.Row.Main), r.Window.ID, r.Status)
+		return Row{}, c, fmt.Errorf("row line says window %s status %s, its main blob %s window %s status %s", c.Row.Window, c.Row.Status, ShortHash(c.Row.Main), r.Window.ID, r.Status)
 	case r.Schema != c.Schema:
-		return Row{}, fmt.Errorf("row (%s): line schema %d, main blob schema %d", c.Row.Window, c.Schema, r.Schema)
+		return Row{}, c, fmt.Errorf("row (%s): line schema %d, main blob schema %d", c.Row.Window, c.Schema, r.Schema)
+	}
+	for name, text := range r.Logs {
+		// Only a log shorter than blobLogMin is in the main blob, as
+		// mainOf writes it: the line's hash commits to the blob as written.
+		if len(text) >= blobLogMin {
+			return Row{}, c, fmt.Errorf("row (%s): main blob %s holds log %s of %d bytes, which is a blob of its own from %d", c.Row.Window, ShortHash(c.Row.Main), name, len(text), blobLogMin)
+		}
 	}
 	if c.Row.Logs == nil {
-		return Row{}, fmt.Errorf("row (%s): no logs map", c.Row.Window)
+		return Row{}, c, fmt.Errorf("row (%s): no logs map", c.Row.Window)
 	}
 	for name, h := range c.Row.Logs {
 		b, err := get("log "+name, h)
 		if err != nil {
-			return Row{}, err
+			return Row{}, c, err
 		}
 		if _, ok := r.Logs[name]; ok || len(b) < blobLogMin || r.Logs == nil {
-			return Row{}, fmt.Errorf("row (%s): log %s is in its main blob too, is shorter than %d bytes, or the main blob has no logs", c.Row.Window, name, blobLogMin)
+			return Row{}, c, fmt.Errorf("row (%s): log %s is in its main blob too, is shorter than %d bytes, or the main blob has no logs", c.Row.Window, name, blobLogMin)
 		}
 		r.Logs[name] = string(b)
 	}
 	r.Prev, r.Hash = c.Prev, c.Hash
-	return r, nil
+	return r, c, nil
 }
 
 func tail(b []byte) []byte {

@@ -134,6 +134,14 @@ func checkRow(r Row, n, line int, prev string, compactFirst bool) error {
 	if h != r.Hash {
 		return bad("hash %s does not match its content (%s): the row was edited after it was written", ShortHash(r.Hash), ShortHash(h))
 	}
+	return checkPrev(r, n, line, prev)
+}
+
+// checkPrev checks row n's Prev against the hash of the row before it.
+func checkPrev(r Row, n, line int, prev string) error {
+	bad := func(format string, a ...any) error {
+		return &ChainError{Row: n, Line: line, ID: r.Window.ID, Problem: fmt.Sprintf(format, a...)}
+	}
 	if r.Prev != prev {
 		if n == 1 {
 			return bad("prev is %s, want \"\" for a file's first row: rows before it were removed", ShortHash(r.Prev))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -139,6 +140,7 @@ func (lr *lineReader) line(line []byte, n int) error {
 		return fmt.Errorf("%s:%d: empty line (rows are never separated by blank lines)", path, n)
 	}
 	var r Row
+	lineHash := ""
 	switch compactKind(line) {
 	case kindBlob:
 		if err := lr.blobs.add(line); err != nil {
@@ -147,7 +149,7 @@ func (lr *lineReader) line(line []byte, n int) error {
 		return nil
 	case kindCompactRow:
 		var err error
-		if r, err = lr.blobs.expand(line); err != nil {
+		if r, lineHash, err = lr.blobs.expand(line); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 	default:
@@ -173,6 +175,7 @@ func (lr *lineReader) line(line []byte, n int) error {
 	r.memo = &memo{}
 	c.Rows = append(c.Rows, r)
 	c.RowLines = append(c.RowLines, n)
+	c.read = append(c.read, asRead{lineHash, r.readKey()})
 	return nil
 }
 
@@ -199,4 +202,39 @@ func VerifyContents(path string) (*Contents, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// asRead is how a row was read: the hash of its compact line as read
+// ("" for a plain row), and the fields by which Verify tells the row from
+// one edited in memory since.
+type asRead struct {
+	lineHash string
+	key      readKey
+}
+
+// readKey is what a row's verdict and evidence are: an edit to any of
+// them, or a row put in its place, changes it.
+type readKey struct {
+	hash, prev, window, windowHash, status, reason string
+	schema                                         int
+	input, criteria                                *byte
+	n, k                                           int
+}
+
+func (r Row) readKey() readKey {
+	e := r.entry()
+	return readKey{r.Hash, r.Prev, r.Window.ID, r.Window.Hash, r.Status, r.Reason, r.Schema, e.input, e.criteria, e.n, e.k}
+}
+
+// checkRow checks Rows[i], row n at line, against its hash and prev. A
+// compact row as it was read is checked by its line's hash, which commits
+// to each blob by the sha256 the reader checked its content against: the
+// row is not encoded again. Any other row, and one changed since it was
+// read, is encoded as checkRow does for rows given without their file.
+func (c *Contents) checkRow(i, n, line int, prev string) error {
+	r := c.Rows[i]
+	if i < len(c.read) && c.read[i].lineHash != "" && c.read[i].lineHash == r.Hash && c.read[i].key == r.readKey() {
+		return checkPrev(r, n, line, prev)
+	}
+	return checkRow(r, n, line, prev, strings.HasSuffix(c.Path, ".gz"))
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"faultwin/internal/strictjson"
@@ -219,6 +218,8 @@ type Contents struct {
 	Rows     []Row
 	RowLines []int // RowLines[i] is the 1-based line of Rows[i]
 	Markers  []Marker
+
+	read []asRead // read[i] is how Rows[i] was read, for Verify
 }
 
 // item is one line of Contents in file order.
@@ -256,7 +257,7 @@ func (c *Contents) Verify() error {
 		if it.row >= 0 {
 			r := c.Rows[it.row]
 			rowN++
-			if err := checkRow(r, rowN, it.line, prevRow, strings.HasSuffix(c.Path, ".gz")); err != nil {
+			if err := c.checkRow(it.row, rowN, it.line, prevRow); err != nil {
 				return err
 			}
 			prevRow, prevLine = r.Hash, r.Hash
