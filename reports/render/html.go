@@ -6,7 +6,9 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"faultwin/internal/model"
 	"faultwin/reports/findings"
@@ -157,44 +159,68 @@ func evidence(judged, pass bool, ev []string) []string {
 // in a panel beside the map.
 func HTML(w io.Writer, r *Report) error {
 	v := htmlView{Report: r, Rule: GroupingRule + " " + review.RateRule + ".", LandingRule: LandingRule, MutantsRule: MutantsRule,
-		Unregistered: UnregisteredRule, Legend: Legend, KillMaps: killMaps(r.Files)}
+		Unregistered: UnregisteredRule, Legend: Legend}
+	// Each supervisor's section is built from the report alone, so the
+	// sections (and the kill maps) are built at once, as many as there
+	// are CPUs, and laid out in the groups' order.
+	v.GroupedViews = make([]groupView, len(r.Groups))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	wg.Add(1 + len(r.Groups))
+	go func() {
+		defer wg.Done()
+		sem <- struct{}{}
+		v.KillMaps = killMaps(r.Files)
+		<-sem
+	}()
 	for i, grp := range r.Groups {
-		gv := groupView{Group: grp, N: i + 1}
-		if fs := GroupFindings(r, grp); len(fs) > 0 {
-			gv.Findings = fs[:min(len(fs), maxFindings)]
-			gv.More = len(fs) - len(gv.Findings)
-		}
-		gv.AB = GroupAB(r, grp)
 		if grp.Mutants {
 			v.Headline = MutantsHeadline
 		}
-		sums := map[string]*review.WindowSummary{}
-		for _, s := range GroupSummaries(r, grp) {
-			s := s
-			sums[s.Window] = &s
-		}
-		strips := GroupStrips(r, grp)
-		for _, f := range grp.Files {
-			runs := 0
-			for _, n := range grp.Runs {
-				if r.Runs[n-1].File == f {
-					runs++
-				}
-			}
-			gv.Cols = append(gv.Cols, fileCol{Path: f, Short: shortFile(f), Runs: runs})
-		}
-		outcomes := GroupOutcomes(r, grp)
-		linkExamples(strips, outcomes)
-		for _, id := range grp.Windows {
-			gv.Grid = append(gv.Grid, heatRow{Window: id, Name: windowName(r, id), Sum: sums[id], Strips: strips[id]})
-			gv.Outcomes = append(gv.Outcomes, outcomes[id]...)
-			for _, st := range strips[id] {
-				gv.Cells += len(st.Cells)
-			}
-		}
-		v.GroupedViews = append(v.GroupedViews, gv)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			v.GroupedViews[i] = buildGroupView(r, grp, i+1)
+			<-sem
+		}()
 	}
+	wg.Wait()
 	return page.Execute(w, v)
+}
+
+// buildGroupView is the section of one supervisor, the Nth.
+func buildGroupView(r *Report, grp *Group, n int) groupView {
+	gv := groupView{Group: grp, N: n}
+	if fs := GroupFindings(r, grp); len(fs) > 0 {
+		gv.Findings = fs[:min(len(fs), maxFindings)]
+		gv.More = len(fs) - len(gv.Findings)
+	}
+	gv.AB = GroupAB(r, grp)
+	sums := map[string]*review.WindowSummary{}
+	for _, s := range GroupSummaries(r, grp) {
+		s := s
+		sums[s.Window] = &s
+	}
+	strips := GroupStrips(r, grp)
+	for _, f := range grp.Files {
+		runs := 0
+		for _, n := range grp.Runs {
+			if r.Runs[n-1].File == f {
+				runs++
+			}
+		}
+		gv.Cols = append(gv.Cols, fileCol{Path: f, Short: shortFile(f), Runs: runs})
+	}
+	outcomes := GroupOutcomes(r, grp)
+	linkExamples(strips, outcomes)
+	for _, id := range grp.Windows {
+		gv.Grid = append(gv.Grid, heatRow{Window: id, Name: windowName(r, id), Sum: sums[id], Strips: strips[id]})
+		gv.Outcomes = append(gv.Outcomes, outcomes[id]...)
+		for _, st := range strips[id] {
+			gv.Cells += len(st.Cells)
+		}
+	}
+	return gv
 }
 
 // linkExamples points every cell of the strips at its outcome's example.
