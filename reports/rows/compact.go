@@ -202,6 +202,7 @@ func compactKind(line []byte) lineKind {
 type blobStore struct {
 	content map[string][]byte
 	prefix  map[string]string
+	inflate io.ReadCloser // reset for each blob: a new one costs its tables
 }
 
 func newBlobStore() *blobStore {
@@ -239,7 +240,12 @@ func (s *blobStore) add(line []byte) error {
 		// klauspost/compress inflates what compress/flate wrote, faster;
 		// the buffer is sized by the blob's record, one byte more to see
 		// a blob longer than it says.
-		fr := kflate.NewReaderDict(bytes.NewReader(z), dict)
+		if s.inflate == nil {
+			s.inflate = kflate.NewReaderDict(bytes.NewReader(z), dict)
+		} else if err := s.inflate.(kflate.Resetter).Reset(bytes.NewReader(z), dict); err != nil {
+			return fmt.Errorf("blob %s: inflate: %w", ShortHash(rec.SHA256), err)
+		}
+		fr := s.inflate
 		buf := bytes.NewBuffer(make([]byte, 0, min(max(rec.Size, 0), 1<<20)+bytes.MinRead+1))
 		_, err = buf.ReadFrom(io.LimitReader(fr, int64(rec.Size)+1))
 		content = buf.Bytes()

@@ -6,23 +6,29 @@ import (
 	"faultwin/internal/strictjson"
 )
 
-// decodeMain decodes a compact row's main blob m into r. The input is
-// three quarters of a row and its readers decode it strictly anyway (the
-// replay into the criteria's input), so it is not scanned here as well: its
-// bytes are found by their brackets and kept as they are in m, and the
-// rest of the row is decoded strictly with the input's value read as null.
-// That path is taken only when it must give what decodeRow(m) gives: the
-// input is an object, and no object outside it holds a name twice (a
+// decodeMain decodes a compact row's main blob m into r. The input and
+// the recorded criteria are nine tenths of a row and their readers decode
+// them strictly anyway (the replay, into the criteria's input and
+// results), so they are not scanned here as well: their bytes are found
+// by their brackets and kept as they are in m, and the rest of the row is
+// decoded strictly with both values read as null. That path is taken only
+// when it must give what decodeRow(m) gives: the input is an object, the
+// criteria an array, and no object outside them holds a name twice (a
 // second "input" would be the one decodeRow keeps). On anything else m is
 // decoded whole, with decodeRow's errors.
 func decodeMain(m []byte, r *Row) error {
-	if start, end := memberValue(m, `"input"`); start > 0 {
-		rest := make([]byte, 0, len(m)-(end-start)+len("null"))
-		rest = append(rest, m[:start]...)
+	at := memberValues(m, `"input"`, `"criteria"`)
+	in, crit := at[0], at[1]
+	if in[0] > 0 && m[in[0]] == '{' && crit[0] > in[1] && m[crit[0]] == '[' {
+		rest := make([]byte, 0, len(m)-(in[1]-in[0])-(crit[1]-crit[0])+2*len("null"))
+		rest = append(rest, m[:in[0]]...)
 		rest = append(rest, "null"...)
-		rest = append(rest, m[end:]...)
-		if err := strictjson.DecodeUnique(rest, r); err == nil && (r.Input == nil || string(r.Input) == "null") {
-			r.Input = m[start:end:end]
+		rest = append(rest, m[in[1]:crit[0]]...)
+		rest = append(rest, "null"...)
+		rest = append(rest, m[crit[1]:]...)
+		if err := strictjson.DecodeUnique(rest, r); err == nil && isNull(r.Input) && isNull(r.Criteria) {
+			r.Input = m[in[0]:in[1]:in[1]]
+			r.Criteria = m[crit[0]:crit[1]:crit[1]]
 			return nil
 		}
 		*r = Row{}
@@ -30,39 +36,50 @@ func decodeMain(m []byte, r *Row) error {
 	return decodeRow(m, r)
 }
 
-// memberValue returns where the object value of b's top-level member key
-// (given quoted) begins and ends, b being an object's JSON without white
-// space between tokens, as Marshal writes it; 0, 0 when b has no such
-// member, its value is not an object, or b is not what it should be.
-func memberValue(b []byte, key string) (start, end int) {
+func isNull(raw []byte) bool { return raw == nil || string(raw) == "null" }
+
+// memberValues returns where the object or array value of each of b's
+// top-level members keys (given quoted) begins and ends, b being an
+// object's JSON without white space between tokens, as Marshal writes it;
+// {0, 0} for a key b has no such member for, or for every key when b is
+// not what it should be.
+func memberValues(b []byte, keys ...string) [][2]int {
+	at := make([][2]int, len(keys))
 	if len(b) == 0 || b[0] != '{' {
-		return 0, 0
+		return at
 	}
-	depth := 0
-	for i := 0; i < len(b); i++ {
+	found := 0
+	for i := 1; i < len(b) && found < len(keys); i++ {
 		switch b[i] {
 		case '"':
 			j := stringEnd(b, i)
 			if j < 0 {
-				return 0, 0
+				return make([][2]int, len(keys))
 			}
-			if depth == 1 && j+2 < len(b) && b[j+1] == ':' && string(b[i:j+1]) == key {
-				if b[j+2] != '{' {
-					return 0, 0
+			if j+2 < len(b) && b[j+1] == ':' && (b[j+2] == '{' || b[j+2] == '[') {
+				e := valueEnd(b, j+2)
+				if e < 0 {
+					return make([][2]int, len(keys))
 				}
-				if e := valueEnd(b, j+2); e > 0 {
-					return j + 2, e
+				for k, key := range keys {
+					if at[k][0] == 0 && string(b[i:j+1]) == key {
+						at[k] = [2]int{j + 2, e}
+						found++
+					}
 				}
-				return 0, 0
+				// the member's value is passed over whole: i stays at
+				// the top level
+				j = e - 1
 			}
 			i = j
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
+		case '{', '[', '}', ']':
+			// only the object's own brackets are met at the top level
+			if i != len(b)-1 {
+				return make([][2]int, len(keys))
+			}
 		}
 	}
-	return 0, 0
+	return at
 }
 
 // valueEnd returns the index just after the object or array that begins

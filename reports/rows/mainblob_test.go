@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"faultwin/internal/strictjson"
 )
@@ -38,17 +39,34 @@ func TestDecodeMainIsDecodeRow(t *testing.T) {
 	cases := map[string]string{
 		"as written": m,
 		// encoding/json keeps the last of two names: so must the fast path
-		"input twice":       strings.Replace(m, `"status":`, `"input":{"window":{}},"status":`, 1),
-		"input twice, null": strings.Replace(m, `"status":`, `"input":null,"status":`, 1),
-		"status twice":      strings.Replace(m, `"driver":`, `"status":"FAIL","driver":`, 1),
-		"input null":        m[:at] + "null" + m[at+len(input):],
-		"input an array":    m[:at] + "[1,2]" + m[at+len(input):],
-		"input a string":    m[:at] + `"}{"` + m[at+len(input):],
-		"quotes and braces": m[:at] + `{"note":"a \"}{[ \\\\\"","x":{"y":["}"]}}` + m[at+len(input):],
-		"input cut":         m[:at] + input[:len(input)/2],
-		"unknown field":     strings.Replace(m, `"driver":`, `"drivers":"x","driver":`, 1),
-		"data after":        m + " {}",
-		"space in input":    m[:at] + strings.Replace(input, `":`, `": `, 1) + m[at+len(input):],
+		"input twice":        strings.Replace(m, `"status":`, `"input":{"window":{}},"status":`, 1),
+		"input twice, null":  strings.Replace(m, `"status":`, `"input":null,"status":`, 1),
+		"status twice":       strings.Replace(m, `"driver":`, `"status":"FAIL","driver":`, 1),
+		"input null":         m[:at] + "null" + m[at+len(input):],
+		"input an array":     m[:at] + "[1,2]" + m[at+len(input):],
+		"input a string":     m[:at] + `"}{"` + m[at+len(input):],
+		"quotes and braces":  m[:at] + `{"note":"a \"}{[ \\\\\"","x":{"y":["}"]}}` + m[at+len(input):],
+		"input cut":          m[:at] + input[:len(input)/2],
+		"criteria twice":     strings.Replace(m, `"logs":`, `"criteria":[],"logs":`, 1),
+		"criteria null":      strings.Replace(m, `"criteria":[`, `"criteria":null,"x":[`, 1),
+		"criteria an object": strings.Replace(m, `"criteria":[`, `"criteria":{"a":[`, 1),
+		"no criteria":        strings.Replace(m, `"criteria":`, `"criterion":`, 1),
+		"unknown field":      strings.Replace(m, `"driver":`, `"drivers":"x","driver":`, 1),
+		"data after":         m + " {}",
+		"space in input":     m[:at] + strings.Replace(input, `":`, `": `, 1) + m[at+len(input):],
+	}
+	// As written, the fast path is the one taken: the input and the
+	// criteria are m's own bytes, not copies.
+	var asWritten Row
+	if err := decodeMain(mains[0], &asWritten); err != nil {
+		t.Fatal(err)
+	}
+	within := func(b []byte) bool {
+		lo, at := uintptr(unsafe.Pointer(unsafe.SliceData(mains[0]))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		return len(b) > 0 && at >= lo && at < lo+uintptr(len(mains[0]))
+	}
+	if !within(asWritten.Input) || !within(asWritten.Criteria) {
+		t.Error("a main blob as written was decoded whole, not by its input's and criteria's brackets")
 	}
 	// An input that is not JSON is left to its decoder, which the replay
 	// runs on every row: it is read as the bytes it is.
