@@ -93,11 +93,23 @@ func InRunCgroup(p string) bool {
 // RunOfCgroup returns the run whose cgroup p is or lies in: the component
 // after the last "faultwin" component.
 func RunOfCgroup(p string) (string, bool) {
-	parts := strings.Split(strings.Trim(p, "/"), "/")
-	for i := len(parts) - 2; i >= 0; i-- {
-		if parts[i] == CgroupDir && parts[i+1] != "" {
-			return parts[i+1], true
-		}
+	// The criteria ask this of every cgroup of every snapshot, most of
+	// them the host's own: a path without the component's name is
+	// answered without splitting it.
+	if !strings.Contains(p, CgroupDir) {
+		return "", false
 	}
-	return "", false
+	// The components from the last, each with the one after it.
+	rest, next, first := strings.Trim(p, "/"), "", true
+	for {
+		i := strings.LastIndexByte(rest, '/')
+		comp := rest[i+1:]
+		if !first && comp == CgroupDir && next != "" {
+			return next, true
+		}
+		if i < 0 {
+			return "", false
+		}
+		next, first, rest = comp, false, rest[:i]
+	}
 }

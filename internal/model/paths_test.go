@@ -90,6 +90,12 @@ func TestRunOfCgroup(t *testing.T) {
 		"/faultwinx/r1":                      "",
 		"/":                                  "",
 		"/sys/fs/cgroup/pids/faultwin_r1/s1": "",
+		"faultwin/r2":                        "r2",
+		"/faultwin//r3":                      "",
+		"/faultwin/r1/faultwin/r4/x":         "r4",
+		"/faultwin/r1/faultwin":              "r1",
+		"/a/faultwin/faultwin":               "faultwin",
+		"":                                   "",
 	} {
 		got, ok := RunOfCgroup(p)
 		if got != want || ok != (want != "") {

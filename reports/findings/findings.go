@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"faultwin/criteria"
@@ -222,11 +223,33 @@ var (
 // Normalise takes out of an evidence line what differs between two runs
 // of one bug.
 func Normalise(s string) string {
-	s = snapshotsSeen.ReplaceAllString(strings.TrimSpace(s), "")
-	s = uuid.ReplaceAllString(s, "<id>")
+	if v, ok := normalised.Load(s); ok {
+		return v.(string)
+	}
+	v := normalise(s)
+	normalised.Store(s, v)
+	return v
+}
+
+// normalised keeps each line's class: a report asks for the class of one
+// result from several of its tables, and regular expressions are slow.
+var normalised sync.Map
+
+func normalise(s string) string {
+	s = strings.TrimSpace(s)
+	// Each expression is tried only where it can match: the bytes each
+	// one needs are looked for first.
+	if strings.HasSuffix(s, ")") {
+		s = snapshotsSeen.ReplaceAllString(s, "")
+	}
+	if strings.Count(s, "-") >= 4 {
+		s = uuid.ReplaceAllString(s, "<id>")
+	}
 	s = hexID.ReplaceAllString(s, "<id>")
 	s = runName.ReplaceAllString(s, "<run>")
-	s = hierarchy.ReplaceAllString(s, "/sys/fs/cgroup/*/")
+	if strings.Contains(s, "/sys/fs/cgroup/") {
+		s = hierarchy.ReplaceAllString(s, "/sys/fs/cgroup/*/")
+	}
 	s = number.ReplaceAllString(s, "N")
 	s = suffixDigits.ReplaceAllString(s, "${1}N")
 	return spaces.ReplaceAllString(s, " ")
