@@ -46,10 +46,11 @@ textfile collector (to a temporary file in the same directory, then
 renamed; see docs/soak.md for the metrics).
 
 Exit status: as soak: 0 all PASS, 1 a FAIL, 2 INVALID or an unknown status
-but no FAIL or ERROR, 3 an ERROR; and 1 on any check above that fails
-(a broken chain, an unsealed session, a row that does not re-judge, a shard
-of another soak, a missing or duplicate pair, mixed provenance without
---allow-mixed), whatever the statuses. 64 a usage error (no file, a path
+but no FAIL or ERROR, 3 an ERROR; 4 (the evidence does not verify) on any
+problem with the shards' files (a broken chain, an unsealed session, a row
+that does not re-judge, a file cut short, a shard of another soak, a
+missing or duplicate pair) or a signature check that fails, and 1 on mixed
+provenance without --allow-mixed, whatever the statuses. 64 a usage error (no file, a path
 that does not exist, a directory without rows files).
 `
 
@@ -120,8 +121,9 @@ func runMerge(ctx context.Context, stdout io.Writer, args []string) error {
 	return mergeExit(m, *allowMixed)
 }
 
-// mergeExit is the merge's exit: 1 on any check that failed, else the
-// shared status exit of the merged rows.
+// mergeExit is the merge's exit: 4 on a problem with the files, 1 on
+// mixed provenance not allowed, else the shared status exit of the
+// merged rows.
 func mergeExit(m *review.Merge, allowMixed bool) error {
 	if n := len(m.Problems); n > 0 {
 		return statusExit{exitUnverified, fmt.Sprintf("merge: %d problem(s) with the shards' files (see the Problems section above)", n)}

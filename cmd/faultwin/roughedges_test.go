@@ -55,3 +55,18 @@ func TestRoughEdges(t *testing.T) {
 		t.Errorf("replay of JSON that is not rows: exit %d, want %d, saying NOT ROWS and not chain ok:\n%s", code, exitUnverified, out)
 	}
 }
+
+// TestUsageSaysUnverifiedExit: every verb that reads evidence exits 4 when
+// it does not verify, and its own -h must say so, not the FAIL's 1 it
+// once shared.
+func TestUsageSaysUnverifiedExit(t *testing.T) {
+	for verb, usage := range map[string]string{
+		"replay": replayUsage, "report": reportUsage, "merge": mergeUsage,
+		"rows": rowsUsage, "soak": soakUsage, "findings": findingsUsage,
+	} {
+		exit := usage[strings.Index(usage, "Exit status"):]
+		if !strings.Contains(strings.Join(strings.Fields(exit), " "), "4 (the evidence does not verify)") && !strings.Contains(exit, "; 4 when") {
+			t.Errorf("faultwin %s -h does not give exit 4 for evidence that does not verify:\n%s", verb, exit)
+		}
+	}
+}

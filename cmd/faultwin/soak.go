@@ -78,8 +78,9 @@ out that way.
 
 Exit status over the rows summarised: 0 all PASS, 1 a FAIL, 2 INVALID or an
 unknown status but no FAIL or ERROR, 3 an ERROR (a soak that cannot write
-its rows also exits 3); with --summary, 1 as well when a file's chain is
-broken, it cannot be read to its end, or a session of it has no seal.
+its rows also exits 3); with --summary, 4 (the evidence does not verify)
+when a file's chain is broken, it cannot be read to its end, or a session
+of it has no seal.
 64 a usage error, also when --summary names a path that does not exist,
 an empty (0-byte) file, or files that hold no rows at all (as replay and
 report).
