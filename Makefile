@@ -119,7 +119,7 @@ DESCRIBED := $(patsubst windows/%/expected/outcomes.yaml,%,$(wildcard windows/*/
 
 ## windows-<name> (any DESCRIBED suite): one pass of a described supervisor's windows
 ## (or LABELS=...) against the real supervisor; rows into out/<name>.jsonl. Fails on an ERROR, a window
-## that measured nothing, a smoke window whose outcome its soak does not support, or a statistically
+## that measured nothing, a smoke window whose status its soak never showed, or a statistically
 ## supported drift of the pass's rows from the recorded soak (faultwin drift)
 windows-%: build hostcheck $(GINKGO)
 	@test -f windows/$*/expected/outcomes.yaml || { echo "windows-$*: no windows/$*/expected/outcomes.yaml (suites: $(DESCRIBED))"; exit 64; }
@@ -132,8 +132,8 @@ windows-%: build hostcheck $(GINKGO)
 	$(FAULTWIN) drift --windows windows/$* $(OUT)/$*.jsonl
 
 ## smoke: the smoke set of every described supervisor (make test runs it): its descriptions load, their
-## requires hold, and per operation its most stable window runs end to end, failing on an outcome its
-## soak does not support; rows into out/smoke-<name>.jsonl
+## requires hold, and per operation its most stable window runs end to end, failing on a status its
+## soak never showed; rows into out/smoke-<name>.jsonl
 smoke: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
 	@test -n "$(DESCRIBED)" || { echo "smoke: no described suite (windows/*/expected/outcomes.yaml)"; exit 1; }

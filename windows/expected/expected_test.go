@@ -49,8 +49,9 @@ func TestSmokeAccepts(t *testing.T) {
 		want        bool
 	}{
 		{"PD2", "FAIL P3", true},
-		{"PD2", "FAIL P1 P3", false}, // a stable window must show its one outcome
-		{"PD2", "PASS", false},
+		{"PD2", "FAIL P1 P3", true}, // its status: which criteria moved is drift's question
+		{"PD2", "PASS", false},      // a status the soak never showed
+		{"PD2", "INVALID F1", false},
 		{"CS1_20", "PASS", true},
 		{"CS1_20", "FAIL P1", false},
 		{"PCL15", "INVALID F1", true}, // seen in its soak
@@ -61,6 +62,15 @@ func TestSmokeAccepts(t *testing.T) {
 	} {
 		if got := e.SmokeAccepts(tc.id, tc.outcome); got != tc.want {
 			t.Errorf("SmokeAccepts(%s, %q) = %v, want %v", tc.id, tc.outcome, got, tc.want)
+		}
+	}
+	// What the smoke says of an accepted outcome its soak never showed.
+	if d := e.SmokeDifference("PD2", "FAIL P1 P3"); !strings.Contains(d, `"FAIL P1 P3" was not among its soak's outcomes map[FAIL P3:10] (10 rows)`) {
+		t.Errorf("SmokeDifference of a new outcome under a seen status: %q", d)
+	}
+	for _, o := range []string{"FAIL P3", "PASS"} {
+		if d := e.SmokeDifference("PD2", o); d != "" {
+			t.Errorf("SmokeDifference(PD2, %q) = %q, want none (seen, or refused outright)", o, d)
 		}
 	}
 }

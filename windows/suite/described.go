@@ -25,8 +25,11 @@ import (
 // supervisor did in its recorded soaks is expected/outcomes.yaml (learned
 // with `faultwin expect`, never by hand):
 //   - a smoke window (label "smoke", one per operation, the most stable in
-//     its soak; what make test runs) fails on an outcome its soak does not
-//     support (expected.SmokeAccepts), so a drift there fails for real;
+//     its soak; what make test runs) fails on a status its soak never
+//     showed (expected.SmokeAccepts): a PASS where every soaked row failed,
+//     an INVALID where the fault always landed; a different set of failed
+//     criteria under a status it showed is said, and left to the drift
+//     check over many rows;
 //   - every other window fails only when nothing of the supervisor was
 //     measured (an ERROR, a precondition not reached, an unclean host);
 //     whether its outcomes moved is a statistical question over many rows,
@@ -194,8 +197,12 @@ func (s *Described) runOne(ctx SpecContext, w model.Window, smoke bool) {
 	Expect(o.Verdict.Status).NotTo(Equal(model.StatusError), "%s: %s", w.ID, o.Verdict.Reason)
 	Expect(o.Input.PrepareErr).To(BeEmpty(), "%s: precondition not reached: %s", w.ID, o.Verdict.Reason)
 	Expect(o.Verdict.Reason).NotTo(HavePrefix("preflight"), "%s: %s", w.ID, o.Verdict.Reason)
+	if d := s.Expected.SmokeDifference(w.ID, got); smoke && d != "" {
+		AddReportEntry("outcome not in its soak", d)
+		fmt.Fprintln(GinkgoWriter, d)
+	}
 	if smoke && !s.Expected.SmokeAccepts(w.ID, got) {
-		Fail(fmt.Sprintf("%s drifted: %q (%s), where its soaks (%s) showed %v in %d rows: a smoke window is the most stable of its operation, so this is a change in %s or in faultwin. Look at the row (faultwin rows --window %s %s); once it is understood, soak the suite again and learn its outcomes with faultwin expect",
+		Fail(fmt.Sprintf("%s drifted: %q (%s), a status its soaks (%s) never showed (%v in %d rows): a smoke window is the most stable of its operation, so this is a change in %s or in faultwin. Look at the row (faultwin rows --window %s %s); once it is understood, soak the suite again and learn its outcomes with faultwin expect",
 			w.ID, got, o.Verdict.Reason, from, seen.Outcomes, seen.N(), s.Name, w.ID, s.Session.Results))
 	}
 }
