@@ -94,6 +94,34 @@ func (e Expectations) SmokeAccepts(id, outcome string) bool {
 	return false
 }
 
+// SmokeDrift weighs the smoke runs of window id: how many showed a status
+// its soak never showed (SmokeAccepts), against the soak's rows, by the
+// drift check's own test (FisherGreater at DriftAlpha). One such run
+// against ten soaked rows is p = 1/11, not a drift: the smoke runs the
+// window again, and two in two (p = 1/66) are one; against twenty rows
+// one run is already p = 1/21. A window with no expectation always drifts.
+func (e Expectations) SmokeDrift(id string, outcomes []string) (p float64, drift bool) {
+	s, ok := e.Windows[id]
+	if !ok {
+		return 0, true
+	}
+	unseen := 0
+	for _, o := range outcomes {
+		if !e.SmokeAccepts(id, o) {
+			unseen++
+		}
+	}
+	if unseen == 0 {
+		return 1, false
+	}
+	p = FisherGreater(unseen, len(outcomes), 0, s.N())
+	return p, p < DriftAlpha
+}
+
+// SmokeRuns is the most runs a smoke window is given to tell a drift from
+// one run's chance (SmokeDrift): against ten rows, two runs decide.
+const SmokeRuns = 3
+
 // SmokeDifference says how outcome differs from what window id's soak
 // showed, when its status was seen but the outcome itself never was ("" when
 // the soak saw it): the line a smoke run prints for the drift check to

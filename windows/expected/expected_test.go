@@ -75,6 +75,36 @@ func TestSmokeAccepts(t *testing.T) {
 	}
 }
 
+// TestSmokeDrift: a status never seen is weighed as the drift check
+// weighs it, so one run against ten soaked rows is run again, and two in
+// two fail.
+func TestSmokeDrift(t *testing.T) {
+	e := Expectations{Windows: map[string]Seen{
+		"DT1":   {Outcomes: map[string]int{"FAIL P2 P7 U1": 10}},
+		"PD2":   {Outcomes: map[string]int{"FAIL P3 P7": 20}},
+		"PCL15": {Outcomes: map[string]int{"PASS": 9, "INVALID F1": 1}},
+	}}
+	for _, tc := range []struct {
+		id       string
+		outcomes []string
+		drift    bool
+		p        float64
+	}{
+		{"DT1", []string{"FAIL P2 P3 P7 U1"}, false, 1},  // its status: no question
+		{"DT1", []string{"INVALID F1"}, false, 1.0 / 11}, // once in one: run again
+		{"DT1", []string{"INVALID F1", "FAIL P2 P7 U1"}, false, 2.0 / 12},
+		{"DT1", []string{"INVALID F1", "INVALID F1"}, true, 1.0 / 66},
+		{"PD2", []string{"PASS"}, true, 1.0 / 21},   // twenty rows: one run decides
+		{"PCL15", []string{"INVALID F1"}, false, 1}, // seen in its soak
+		{"PC9", []string{"PASS"}, true, 0},          // no expectation
+	} {
+		p, drift := e.SmokeDrift(tc.id, tc.outcomes)
+		if drift != tc.drift || math.Abs(p-tc.p) > 1e-9 {
+			t.Errorf("SmokeDrift(%s, %q) = %.4f, %v; want %.4f, %v", tc.id, tc.outcomes, p, drift, tc.p, tc.drift)
+		}
+	}
+}
+
 func TestFisherGreater(t *testing.T) {
 	for _, tc := range []struct {
 		a, n, b, m int
