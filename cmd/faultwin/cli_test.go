@@ -288,6 +288,18 @@ func TestFlagsAnywhereAndVersion(t *testing.T) {
 	if _, code, err := runVerb(t, "rows", path, "--", "--brief"); code != exitUsage || err == nil || !strings.Contains(err.Error(), "--brief") {
 		t.Errorf("after --, --brief is a path: exit %d (%v)", code, err)
 	}
+	// The two a reviewer met: --out after the directory writes the report,
+	// --signers after the file is the signers file, not a rows file.
+	html := filepath.Join(t.TempDir(), "r.html")
+	if _, code, err := runVerb(t, "report", filepath.Dir(path), "--out", html); code != 0 {
+		t.Errorf("report DIR --out r.html: exit %d (%v)", code, err)
+	} else if st, err := os.Stat(html); err != nil || st.Size() == 0 {
+		t.Errorf("report DIR --out r.html wrote nothing: %v", err)
+	}
+	signers := filepath.Join(t.TempDir(), "allowed_signers")
+	if _, code, err := runVerb(t, "replay", path, "--signers", signers); err == nil || strings.Contains(err.Error(), "--signers does not exist") || !strings.Contains(err.Error(), signers) {
+		t.Errorf("replay F --signers X: exit %d (%v); want the signers file named, not --signers taken for a file", code, err)
+	}
 	out, code, _ := runVerb(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "faultwin ") {
 		t.Errorf("--version: exit %d: %q", code, out)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"faultwin/reports/rows"
@@ -88,10 +89,21 @@ func addSignerFlags(fs *verbFlags) signerFlags {
 	}
 }
 
-// check refuses --require-signed without --signers.
+// check refuses --require-signed without --signers, and a --signers file
+// that cannot be read: every file would otherwise be judged against no key
+// at all, and a file with no signature would pass unasked.
 func (s signerFlags) check(fs *verbFlags) error {
 	if *s.require && *s.signers == "" {
 		return fs.usagef("--require-signed needs --signers ALLOWED_SIGNERS: the keys whose signatures are accepted")
+	}
+	if *s.signers != "" {
+		st, err := os.Stat(*s.signers)
+		switch {
+		case err != nil:
+			return fs.usagef("--signers %s: %v (an ssh-keygen allowed_signers file: one line per key, \"faultwin@<host> ssh-ed25519 AAAA...\")", *s.signers, errors.Unwrap(err))
+		case st.IsDir():
+			return fs.usagef("--signers %s is a directory: name the allowed_signers file", *s.signers)
+		}
 	}
 	return nil
 }
