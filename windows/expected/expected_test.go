@@ -76,8 +76,7 @@ func TestSmokeAccepts(t *testing.T) {
 }
 
 // TestSmokeDrift: a status never seen is weighed as the drift check
-// weighs it, so one run against ten soaked rows is run again, and two in
-// two fail.
+// weighs it, and must come back: one run is run again, two in two fail.
 func TestSmokeDrift(t *testing.T) {
 	e := Expectations{Windows: map[string]Seen{
 		"DT1":   {Outcomes: map[string]int{"FAIL P2 P7 U1": 10}},
@@ -94,7 +93,8 @@ func TestSmokeDrift(t *testing.T) {
 		{"DT1", []string{"INVALID F1"}, false, 1.0 / 11}, // once in one: run again
 		{"DT1", []string{"INVALID F1", "FAIL P2 P7 U1"}, false, 2.0 / 12},
 		{"DT1", []string{"INVALID F1", "INVALID F1"}, true, 1.0 / 66},
-		{"PD2", []string{"PASS"}, true, 1.0 / 21},   // twenty rows: one run decides
+		{"PD2", []string{"PASS"}, false, 1.0 / 21}, // never on one run alone
+		{"PD2", []string{"PASS", "PASS"}, true, 1.0 / 231},
 		{"PCL15", []string{"INVALID F1"}, false, 1}, // seen in its soak
 		{"PC9", []string{"PASS"}, true, 0},          // no expectation
 	} {
