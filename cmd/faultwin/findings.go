@@ -27,9 +27,9 @@ recorded, and the hashes of its rows (faultwin rows FILE | jq 'select(.hash
 == "...")' prints one). A second table rolls the findings up by supervisor,
 criterion and evidence: the same leftover wherever the kill landed.
 
-Exit status: 0 when the findings were printed (there may be none); 4 when
-a file does not read to its end or its chain is broken (no finding read
-from it would stand); 64 a usage error.
+Exit status: 0 when the findings were printed (there may be none); 4 (the
+evidence does not verify) when a file does not read to its end or its
+chain is broken (no finding read from it would stand); 64 a usage error.
 `
 
 func runFindings(_ context.Context, stdout io.Writer, args []string) error {

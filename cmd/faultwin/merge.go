@@ -50,8 +50,8 @@ but no FAIL or ERROR, 3 an ERROR; 4 (the evidence does not verify) on any
 problem with the shards' files (a broken chain, an unsealed session, a row
 that does not re-judge, a file cut short, a shard of another soak, a
 missing or duplicate pair) or a signature check that fails, and 1 on mixed
-provenance without --allow-mixed, whatever the statuses. 64 a usage error (no file, a path
-that does not exist, a directory without rows files).
+provenance without --allow-mixed, whatever the statuses. 64 a usage error
+(no file, a path that does not exist, a directory without rows files).
 `
 
 // runMerge is `faultwin merge`.

@@ -42,10 +42,10 @@ Exit status: 0 when every file reads to its end, every chain holds, no
 session lacks its seal and every row re-judges exactly as recorded, whatever
 the recorded statuses (a FAIL faithfully recorded replays cleanly); 4 (the
 evidence does not verify) on any disagreement, broken chain, unsealed
-session or unreadable file, or a signature check above that fails; 64 a usage
-error, also when an argument names no evidence: a path that does not exist,
-an empty (0-byte) file, a directory without rows files, or files that hold
-no rows at all (report and soak --summary refuse them alike).
+session or unreadable file, or a signature check above that fails; 64 a
+usage error, also when an argument names no evidence: a path that does not
+exist, an empty (0-byte) file, a directory without rows files, or files
+that hold no rows at all (report and soak --summary refuse them alike).
 `
 
 // runReplay is `faultwin replay`: the reviewer's check that the evidence

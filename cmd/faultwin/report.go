@@ -53,10 +53,10 @@ mutants apart: rows of a supervisor run with a known-bug switch (run.bugs,
 or for an older row a file mutants/<bug>.jsonl; mutants/control.jsonl is
 the control run, no bug), whose FAILs are expected.
 
-Exit status: 4 (the evidence does not verify) when any file is unreadable, its chain is broken, a session
-of it has no seal (see faultwin replay -h) or a row does not re-judge as
-recorded (the report is still written and says so at
-the top); otherwise the shared status codes over the rows reported (with
+Exit status: 4 (the evidence does not verify) when any file is
+unreadable, its chain is broken, a session of it has no seal (see faultwin
+replay -h) or a row does not re-judge as recorded (the report is still
+written and says so at the top); otherwise the shared status codes over the rows reported (with
 --compare, B's rows only; the mutants' rows are not counted, make mutants
 judges them against the verdicts they expect): 0 all PASS, 1 a FAIL, 2 INVALID or an unknown
 status but no FAIL or ERROR, 3 an ERROR. 64 a usage error, also when an

@@ -45,8 +45,9 @@ summary and its first evidence lines: what a CI log's tail must show.
 
 Exit status: 0 when every file read to its end and its chain verifies,
 whatever the rows' statuses (select them with --status); 4 (the evidence
-does not verify) when a file does not read to its end (a cut or damaged file) or its chain is broken:
-the rows read are printed first, and faultwin replay names the problem.
+does not verify) when a file does not read to its end (a cut or damaged
+file) or its chain is broken: the rows read are printed first, and
+faultwin replay names the problem.
 64 a usage error: an unknown status or criterion, no file, a path that
 does not exist, a directory without rows files.
 `

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
 	"faultwin/internal/model"
 	"faultwin/reports/review"
@@ -217,6 +216,6 @@ func b2f(b bool) float64 {
 }
 
 func measured(outcome string) bool {
-	st, _, _ := strings.Cut(outcome, " ")
+	st := outcomeStatus(outcome)
 	return st == model.StatusPass || st == model.StatusFail
 }

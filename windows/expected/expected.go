@@ -101,9 +101,9 @@ func (e Expectations) SmokeAccepts(id, outcome string) bool {
 // twenty it is p = 1/21, below the level, yet make test runs 17 smoke
 // windows, so a level met by one run of each would be met by chance far
 // more often than one make test in twenty (CC1_50, FAIL U1 in 20 of 20
-// soaked rows, PASSed once on a faster machine). The smoke runs the window again: the status must
-// come back (two in two against ten rows is p = 1/66). A window with no
-// expectation always drifts.
+// soaked rows, PASSed once on a faster machine). The smoke runs the
+// window again: the status must come back (two in two against ten rows is
+// p = 1/66). A window with no expectation always drifts.
 func (e Expectations) SmokeDrift(id string, outcomes []string) (p float64, drift bool) {
 	s, ok := e.Windows[id]
 	if !ok {
@@ -125,6 +125,31 @@ func (e Expectations) SmokeDrift(id string, outcomes []string) (p float64, drift
 // SmokeRuns is the most runs a smoke window is given to tell a drift from
 // one run's chance (SmokeDrift): against ten rows, two runs decide.
 const SmokeRuns = 3
+
+// SmokeStep is what a smoke window does after the runs it has had.
+type SmokeStep int
+
+const (
+	SmokePass  SmokeStep = iota // its last run's status is one its soak showed
+	SmokeAgain                  // not yet a drift: run it again
+	SmokeFail                   // a drift, or SmokeRuns runs without an accepted one
+)
+
+// SmokeNext decides a smoke window's next step from its runs' outcomes so
+// far, oldest first, with the p of SmokeDrift over them.
+func (e Expectations) SmokeNext(id string, outcomes []string) (SmokeStep, float64) {
+	if len(outcomes) == 0 {
+		return SmokeAgain, 1
+	}
+	if e.SmokeAccepts(id, outcomes[len(outcomes)-1]) {
+		return SmokePass, 1
+	}
+	p, drift := e.SmokeDrift(id, outcomes)
+	if drift || len(outcomes) >= SmokeRuns {
+		return SmokeFail, p
+	}
+	return SmokeAgain, p
+}
 
 // SmokeDifference says how outcome differs from what window id's soak
 // showed, when its status was seen but the outcome itself never was ("" when
@@ -175,8 +200,7 @@ func ReadExpectations(file string) (Expectations, error) {
 			return Expectations{}, fmt.Errorf("%s: windows.%s.outcomes: empty: a window is learned from at least one row", file, id)
 		}
 		for o, k := range s.Outcomes {
-			st, _, _ := strings.Cut(o, " ")
-			if !slices.Contains(model.Statuses, st) {
+			if !slices.Contains(model.Statuses, outcomeStatus(o)) {
 				return Expectations{}, fmt.Errorf("%s: windows.%s.outcomes: %q does not start with PASS, FAIL, INVALID or ERROR", file, id, o)
 			}
 			if k <= 0 {

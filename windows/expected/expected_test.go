@@ -105,6 +105,34 @@ func TestSmokeDrift(t *testing.T) {
 	}
 }
 
+// TestSmokeNext: the smoke's loop, decided on outcomes: an accepted last
+// run passes whatever came before, an unseen status runs again until it
+// comes back at the drift check's level or SmokeRuns runs are spent.
+func TestSmokeNext(t *testing.T) {
+	e := Expectations{Windows: map[string]Seen{
+		"DT1": {Outcomes: map[string]int{"FAIL P2 P7 U1": 10}},
+		"S2":  {Outcomes: map[string]int{"FAIL P7": 2}}, // too few rows for three runs to decide (p = 1/10)
+	}}
+	for _, tc := range []struct {
+		id       string
+		outcomes []string
+		want     SmokeStep
+	}{
+		{"DT1", []string{"FAIL P2 P3 P7 U1"}, SmokePass},
+		{"DT1", []string{"INVALID F1"}, SmokeAgain},
+		{"DT1", []string{"INVALID F1", "FAIL P2 P7 U1"}, SmokePass},
+		{"DT1", []string{"INVALID F1", "INVALID F1"}, SmokeFail}, // p = 1/66
+		{"S2", []string{"PASS", "PASS"}, SmokeAgain},             // p = 1/6
+		{"S2", []string{"PASS", "PASS", "PASS"}, SmokeFail},      // SmokeRuns spent at p = 1/10
+		{"S2", []string{"PASS", "PASS", "FAIL P7"}, SmokePass},
+		{"NONE", []string{"PASS"}, SmokeFail}, // no expectation
+	} {
+		if got, p := e.SmokeNext(tc.id, tc.outcomes); got != tc.want {
+			t.Errorf("SmokeNext(%s, %q) = %v (p = %.3f), want %v", tc.id, tc.outcomes, got, p, tc.want)
+		}
+	}
+}
+
 func TestFisherGreater(t *testing.T) {
 	for _, tc := range []struct {
 		a, n, b, m int

@@ -185,38 +185,38 @@ func (s *Described) runOne(ctx SpecContext, w model.Window, smoke bool) {
 	s.Open()
 	var outcomes []string
 	for {
-		o := s.runAttempt(ctx, w)
-		got := review.VerdictOutcome(o.Verdict)
-		outcomes = append(outcomes, got)
+		o, got := s.runAttempt(ctx, w)
 		if !smoke {
 			return
 		}
-		seen := s.Expected.Windows[w.ID]
-		from := strings.Join(seen.From, ", ")
+		outcomes = append(outcomes, got)
 		if d := s.Expected.SmokeDifference(w.ID, got); d != "" {
 			AddReportEntry("outcome not in its soak", d)
 			fmt.Fprintln(GinkgoWriter, d)
-		}
-		if s.Expected.SmokeAccepts(w.ID, got) {
-			return
 		}
 		// A status the soak never showed, in one run, may be chance (a
 		// supervisor's own race before the trigger, seen as INVALID F1):
 		// the window runs again, every row kept, until the drift check's
 		// test says drift or the runs say chance.
-		p, drift := s.Expected.SmokeDrift(w.ID, outcomes)
-		if drift || len(outcomes) >= expected.SmokeRuns {
+		switch step, p := s.Expected.SmokeNext(w.ID, outcomes); step {
+		case expected.SmokePass:
+			return
+		case expected.SmokeFail:
+			seen := s.Expected.Windows[w.ID]
 			Fail(fmt.Sprintf("%s drifted: %q (%s), a status its soaks (%s) never showed (%v in %d rows), in these smoke runs: %q (one-sided Fisher p = %.3f): a smoke window is the most stable of its operation, so this is a change in %s or in faultwin. Look at the rows (faultwin rows --window %s %s); once it is understood, soak the suite again and learn its outcomes with faultwin expect",
-				w.ID, got, o.Verdict.Reason, from, seen.Outcomes, seen.N(), outcomes, p, s.Name, w.ID, s.Session.Results))
+				w.ID, got, o.Verdict.Reason, strings.Join(seen.From, ", "), seen.Outcomes, seen.N(), outcomes, p, s.Name, w.ID, s.Session.Results))
+		default:
+			msg := fmt.Sprintf("%s: %q is a status its soak never showed (runs so far %q, p = %.3f: not yet a drift): running it again", w.ID, got, outcomes, p)
+			AddReportEntry("run again", msg)
+			fmt.Fprintln(GinkgoWriter, msg)
 		}
-		AddReportEntry("run again", fmt.Sprintf("%s: %q is a status its soak never showed, once in %d runs (p = %.3f, not yet a drift): running it again", w.ID, got, len(outcomes), p))
-		fmt.Fprintf(GinkgoWriter, "%s: %q, a status its soak never showed (p = %.3f over %d runs): running it again\n", w.ID, got, p, len(outcomes))
 	}
 }
 
-// runAttempt runs w once and records its row; an ERROR, a precondition
-// not reached or an unclean host fails the spec, a leftover stops the suite.
-func (s *Described) runAttempt(ctx SpecContext, w model.Window) *runner.Outcome {
+// runAttempt runs w once and records its row, returning its outcome too; an
+// ERROR, a precondition not reached or an unclean host fails the spec, a
+// leftover stops the suite.
+func (s *Described) runAttempt(ctx SpecContext, w model.Window) (*runner.Outcome, string) {
 	o, _, err := s.Session.RunAndRecord(ctx, w)
 	Expect(err).NotTo(HaveOccurred())
 	if len(o.HostLeft) > 0 {
@@ -232,5 +232,5 @@ func (s *Described) runAttempt(ctx SpecContext, w model.Window) *runner.Outcome 
 	Expect(o.Verdict.Status).NotTo(Equal(model.StatusError), "%s: %s", w.ID, o.Verdict.Reason)
 	Expect(o.Input.PrepareErr).To(BeEmpty(), "%s: precondition not reached: %s", w.ID, o.Verdict.Reason)
 	Expect(o.Verdict.Reason).NotTo(HavePrefix("preflight"), "%s: %s", w.ID, o.Verdict.Reason)
-	return o
+	return o, got
 }
