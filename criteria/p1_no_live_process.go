@@ -20,6 +20,12 @@ func p1(c *ctx) Result {
 	j.gap(scopeGaps(c.in.Scope, needRun, needTag, needStateDir)...)
 	found, gaps := collect(c.afterSweeps(), c.runProcesses)
 	j.gap(gaps...)
+	for _, n := range c.afterSweeps() {
+		_, notes := c.unreadableOf(n.snap)
+		for _, l := range notes {
+			j.note(n.label + ": " + l)
+		}
+	}
 	zombies := 0
 	for _, f := range found {
 		if f.zombie {
@@ -40,14 +46,14 @@ func p1(c *ctx) Result {
 
 // runProcesses finds the processes of the run and every criu process in s.
 // A live process that could not be read and matched nothing is a gap: it
-// cannot be ruled out.
+// cannot be ruled out, unless the capture set it aside (unreadableOf).
 func (c *ctx) runProcesses(s snapshots.Snapshot) ([]finding, []string) {
 	why := map[model.PID][]string{}
 	for _, o := range OfRun(s, c.sc, c.in.Decoys) {
 		why[o.Process.ID()] = o.Why
 	}
 	var found []finding
-	var gaps []string
+	gaps, _ := c.unreadableOf(s)
 	for _, p := range s.Processes {
 		if isDecoyProcess(p, c.decoyProcs) {
 			continue
@@ -57,9 +63,6 @@ func (c *ctx) runProcesses(s snapshots.Snapshot) ([]finding, []string) {
 			w = append(w[:len(w):len(w)], whyCRIUComm)
 		}
 		if len(w) == 0 {
-			if p.Unreadable != "" && !p.Zombie() {
-				gaps = append(gaps, procLine(p)+" unreadable ("+p.Unreadable+"): cannot rule out")
-			}
 			continue
 		}
 		state := "live"
@@ -73,4 +76,19 @@ func (c *ctx) runProcesses(s snapshots.Snapshot) ([]finding, []string) {
 		})
 	}
 	return found, gaps
+}
+
+// unreadableOf sorts the unreadable processes of s that are not the run's
+// (nor criu, nor decoys) into gaps and the notes of those set aside.
+func (c *ctx) unreadableOf(s snapshots.Snapshot) (gaps, notes []string) {
+	owned := map[model.PID]bool{}
+	for _, o := range OfRun(s, c.sc, c.in.Decoys) {
+		owned[o.Process.ID()] = true
+	}
+	for _, p := range s.Processes {
+		if p.Comm == model.CRIUComm {
+			owned[p.ID()] = true
+		}
+	}
+	return unreadable(s, owned, func(p snapshots.Process) bool { return isDecoyProcess(p, c.decoyProcs) })
 }

@@ -23,7 +23,9 @@ import (
 // the state root or in /tmp/.criu.*, any link with the link prefix, any nft
 // table with the table prefix or named CRIU-*, any X11 file in or pointing
 // into the state root, any ledger file and any CRIU tmp entry. Unreadable
-// processes, incomplete snapshots and unusable roots are reported too.
+// processes, incomplete snapshots and unusable roots are reported too,
+// except an unreadable process the capture set aside (tied to no run by
+// what could be read of it), which SetAside lists instead.
 //
 // A driver's declared host-global names count as well: a link matching
 // Roots.Links, a mount at a Roots.Netns named netns, a host table's chain
@@ -32,12 +34,13 @@ import (
 // left out; a run's cgroup never is (Roots.RunCgroupsLeft, in every row
 // recorded since).
 func Leftovers(s snapshots.Snapshot, r snapshots.Roots) []string {
-	bad, gaps, _ := leftovers(s, r)
+	bad, gaps, _, _ := leftovers(s, r)
 	return append(gaps, bad...)
 }
 
-// leftovers also returns, as keys, what Roots.Shared excused.
-func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []string) {
+// leftovers also returns, as keys, what Roots.Shared excused, and the
+// unreadable processes set aside, as notes.
+func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept, notes []string) {
 	for _, e := range s.Incomplete {
 		gaps = append(gaps, "incomplete: "+e)
 	}
@@ -73,11 +76,8 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []strin
 		isOwned[o.Process.ID()] = true
 		bad = append(bad, procLine(o.Process)+": "+strings.Join(o.Why, ", ")+" ["+processState(o.Process, s)+"]")
 	}
-	for _, p := range s.Processes {
-		if !isOwned[p.ID()] && p.Unreadable != "" && !p.Zombie() {
-			gaps = append(gaps, procLine(p)+" unreadable ("+p.Unreadable+"): cannot rule out")
-		}
-	}
+	g, notes := unreadable(s, isOwned, func(snapshots.Process) bool { return false })
+	gaps = append(gaps, g...)
 	seen := map[string]bool{}
 	for _, m := range s.Mounts {
 		mp := cleanPath(m.MountPoint)
@@ -146,7 +146,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept []strin
 	for _, f := range s.CRIUTmp {
 		bad = append(bad, fileLine("criu tmp", f))
 	}
-	return bad, gaps, kept
+	return bad, gaps, kept, notes
 }
 
 // pre holds when the preflight snapshot shows nothing of any faultwin run.
@@ -155,8 +155,9 @@ func pre(c *ctx) Result {
 	s := c.in.Preflight
 	s.Incomplete = nil // leftovers reports each incomplete entry itself
 	j.gap(snapshotGaps(named{LabelPreflight, s})...)
-	bad, gaps, kept := leftovers(c.in.Preflight, c.in.Roots)
+	bad, gaps, kept, aside := leftovers(c.in.Preflight, c.in.Roots)
 	j.gap(gaps...)
+	j.note(aside...)
 	j.fail(bad...)
 	for _, l := range c.in.PreflightOthers {
 		j.fail(l + " (seen with every supervisor's names, as hostcheck sees the host)")

@@ -33,6 +33,17 @@ type Process struct {
 	Cgroups    []string `json:"cgroups,omitempty"`
 	Decoy      bool     `json:"decoy,omitempty"` // started by the harness as a decoy
 	Unreadable string   `json:"unreadable,omitempty"`
+	// SetAside says why an Unreadable process, read again and still
+	// unreadable, ties to no run by what could be read of it: its cgroup,
+	// its pid, mount and net namespaces (by their links or, refused those,
+	// by /proc/<pid>/status, mountinfo and net), the other namespaces it
+	// could be tied by, the run filesystems its descriptors could be on and
+	// its parent ("host cgroup /, host pid, mnt and net namespaces, parent
+	// pid 1 (init) not of a run"). The criteria note such a process rather
+	// than count it as a gap: a host's init and what it forks (a copy of it
+	// until it execs) are unreadable to root on some hosts. Rows recorded
+	// before it have none: their unreadable processes are gaps, as judged.
+	SetAside string `json:"set_aside,omitempty"`
 	// Exiting is set for a task the kernel is tearing down (PF_EXITING): it
 	// took its SIGKILL but waits, e.g. as a pid namespace's init for the
 	// namespace's other tasks; its memory and namespaces are already gone.

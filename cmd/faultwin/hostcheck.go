@@ -53,6 +53,7 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	if j.Waited > 0 {
 		fmt.Fprintf(stdout, "hostcheck: waited %s for zombies of a run to be reaped\n", j.Waited.Round(10*time.Millisecond))
 	}
+	printSetAside(stdout, "hostcheck", j.SetAside)
 	left := j.Left
 	if len(left) == 0 {
 		fmt.Fprintf(stdout, "host clean: nothing of any faultwin run under %s, no dvh* link, no faultwin or CRIU-* table, no X11 socket, no /tmp/.criu.*, nothing a described supervisor claims (%s)\n", *root, describedNames(roots))
@@ -64,6 +65,19 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	fmt.Fprint(stdout, runner.HowToClean(*root))
 	return statusExit{exitFail, fmt.Sprintf("host not clean: %d leftovers", len(left))}
+}
+
+// printSetAside names the unreadable processes the judge set aside, tied
+// to no run by what could be read of them, so a reader sees what was not
+// counted and why.
+func printSetAside(w io.Writer, who string, aside []string) {
+	if len(aside) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: set aside, unreadable but tied to no run (%d):\n", who, len(aside))
+	for _, l := range aside {
+		fmt.Fprintln(w, "  -", l)
+	}
 }
 
 // describedNames spells the host-global names the described supervisors

@@ -90,6 +90,7 @@ func sweepCheck(ctx context.Context, stdout io.Writer, root string) error {
 	if err != nil {
 		return fmt.Errorf("reading host state after the sweep: %w", err)
 	}
+	printSetAside(stdout, "sweep", j.SetAside)
 	if j.Clean() {
 		fmt.Fprintln(stdout, "sweep: host clean")
 		return nil

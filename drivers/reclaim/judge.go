@@ -20,11 +20,14 @@ import (
 const ZombieWait = 15 * time.Second
 
 // Judgement is what the judge of a clean host saw: the snapshot it judged,
-// every leftover of any faultwin run in it (criteria.Leftovers), and how
-// long it waited for zombies to be reaped first.
+// every leftover of any faultwin run in it (criteria.Leftovers), the
+// unreadable processes it set aside as tied to no run
+// (criteria.SetAside), and how long it waited for zombies to be reaped
+// first.
 type Judgement struct {
 	Snapshot snapshots.Snapshot
 	Left     []string
+	SetAside []string
 	Waited   time.Duration
 }
 
@@ -57,6 +60,7 @@ func JudgeWith(capture func() (snapshots.Snapshot, error), roots snapshots.Roots
 		}
 	}
 	j.Snapshot, j.Left = s, criteria.Leftovers(s, roots) // unreadable parts count as leftovers there
+	j.SetAside = criteria.SetAside(s, roots)             // unless set aside, tied to no run
 	return j, keepRecords(j, roots)
 }
 

@@ -41,6 +41,10 @@ type procScan struct {
 	runFS runFS           // the run filesystems and pinned namespaces known so far
 	recs  records         // what the tie records name
 	cands []*candidate    // the last scan's, for rescan
+	// sleep pauses between two reads of a process (time.Sleep; a test
+	// changes its fake /proc there).
+	sleep func(time.Duration)
+	own   *ownFacts // the harness's cgroups and namespaces, read once when needed
 }
 
 // selfNS holds the harness's own namespaces, the "host" of a capture.
@@ -57,10 +61,20 @@ type candidate struct {
 	include bool
 	nspid   bool              // NSpid already read
 	ns      map[string]uint64 // namespaces read so far, by kind (nsOf)
+	pr      procfs.Proc       // to read it again
+	// refused is set when a read failed for another cause than the
+	// process being gone (permission denied): it is read again (reread).
+	refused bool
+	unread  unread // what of it could not be read, for setAside
+	// asideWhy is what could be read of a refused process that ties it to
+	// no run ("host cgroup /, host pid, mnt and net namespaces"), or ""
+	// when something read may tie it (readAside).
+	asideWhy string
+	aside    bool // recorded, set aside: no evidence ties it to a run
 }
 
 func newProcScan(root string, roots snapshots.Roots, decoys snapshots.Decoys) *procScan {
-	ps := &procScan{root: root, roots: roots, decoys: map[int][]uint64{}, netns: map[uint64]int{}}
+	ps := &procScan{root: root, roots: roots, decoys: map[int][]uint64{}, netns: map[uint64]int{}, sleep: time.Sleep}
 	for _, d := range decoys.Processes {
 		ps.decoys[d.PID.PID] = append(ps.decoys[d.PID.PID], d.StartTime)
 	}
@@ -95,6 +109,12 @@ func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Proc
 			cands = append(cands, c)
 		}
 	}
+	cands = ps.reread(cands)
+	for _, c := range cands {
+		if ps.rereadable(c) && !c.zombie {
+			ps.readAside(c)
+		}
+	}
 	ps.decide(cands)
 	ps.cands = cands
 	return ps.emit(), nil
@@ -121,7 +141,7 @@ func (ps *procScan) rescan() []snapshots.Process {
 func (ps *procScan) emit() []snapshots.Process {
 	out := []snapshots.Process{}
 	for _, c := range ps.cands {
-		if c.include && ps.complete(c) {
+		if (c.include || c.aside) && ps.complete(c) {
 			out = append(out, c.p)
 		}
 	}
@@ -159,7 +179,39 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 	if st.Flags&pfKthread != 0 {
 		return nil
 	}
-	c := &candidate{p: snapshots.Process{
+	c, bad := ps.readOnce(pr, st)
+	if len(bad.order) > 0 {
+		// A process exiting between two reads looks unreadable: read its
+		// stat again and judge by what it is now. One that is mid-exit (its
+		// memory and namespaces already released, not yet a zombie) fails
+		// every read with "no such process": give it a moment to finish.
+		// One refused for another cause is read again with the others
+		// (reread).
+		for wait := 0; ; wait++ {
+			now, err := pr.Stat()
+			switch {
+			case err != nil && gone(err):
+				return nil
+			case err == nil && now.Starttime != st.Starttime:
+				return nil // the pid was reused under us
+			case err == nil && (now.State == "Z" || now.State == "X"):
+				c.p.State, c.zombie = now.State, true
+				return c
+			}
+			if bad.notGone || wait >= exitWaitTries {
+				c.p.Unreadable, c.refused = bad.String(), bad.notGone
+				return c
+			}
+			ps.sleep(exitWaitStep)
+		}
+	}
+	return c
+}
+
+// readOnce reads one process whose stat is st, and says what of it could
+// not be read.
+func (ps *procScan) readOnce(pr procfs.Proc, st procfs.ProcStat) (*candidate, reasons) {
+	c := &candidate{pr: pr, p: snapshots.Process{
 		PID: pr.PID, StartTime: st.Starttime, PPID: st.PPID, State: st.State, Comm: st.Comm,
 	}}
 	c.p.Exiting = st.Flags&pfExiting != 0
@@ -182,11 +234,14 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 		}
 		c.p.Cwd, err = pr.Cwd()
 		note("cwd", err)
+		c.unread.dirs = err != nil
 		c.p.Root, err = pr.RootDir()
 		note("root", err)
+		c.unread.dirs = c.unread.dirs || err != nil
 		var fds []fdRef
 		c.p.Files, fds, err = ps.files(pr.PID)
 		note("fd", err)
+		c.unread.fd = err != nil
 		c.mntns, _ = readNS(ps.root, strconv.Itoa(pr.PID), "mnt")
 		c.p.Held = ps.held(pr.PID, fds, c.mntns == ps.self.mnt)
 		c.p.Cgroups = runCgroups(pr)
@@ -200,31 +255,7 @@ func (ps *procScan) read(pr procfs.Proc) *candidate {
 	}
 	c.pidns, err = readNS(ps.root, strconv.Itoa(pr.PID), "pid")
 	note("ns/pid", err)
-
-	if len(bad.order) > 0 {
-		// A process exiting between two reads looks unreadable: read its
-		// stat again and judge by what it is now. One that is mid-exit (its
-		// memory and namespaces already released, not yet a zombie) fails
-		// every read with "no such process": give it a moment to finish.
-		for wait := 0; ; wait++ {
-			now, err := pr.Stat()
-			switch {
-			case err != nil && gone(err):
-				return nil
-			case err == nil && now.Starttime != st.Starttime:
-				return nil // the pid was reused under us
-			case err == nil && (now.State == "Z" || now.State == "X"):
-				c.p.State, c.zombie = now.State, true
-				return c
-			}
-			if bad.notGone || wait >= exitWaitTries {
-				c.p.Unreadable = bad.String()
-				return c
-			}
-			time.Sleep(exitWaitStep)
-		}
-	}
-	return c
+	return c, bad
 }
 
 // runCgroups returns the cgroup paths of pr that lie below a "faultwin"
@@ -278,14 +309,22 @@ func (ps *procScan) files(pid int) (inScope []string, fds []fdRef, err error) {
 func (ps *procScan) decide(cands []*candidate) {
 	byPID := make(map[int]*candidate, len(cands))
 	inits := map[uint64]*candidate{}
+	var refused []*candidate
 	for _, c := range cands {
 		byPID[c.p.PID] = c
 		c.p.Decoy = ps.isDecoy(c.p)
+		c.aside, c.p.SetAside = false, ""
 		// A process that could not be read fully cannot be ruled out, so it is
 		// kept (unconfirmed, not clean), except the init of the harness's own
-		// pid namespace, which predates every run.
-		unsure := c.p.Unreadable != "" && !(c.p.PID == 1 && !ps.foreign(c))
-		if c.p.Decoy || unsure || ps.direct(c.p) {
+		// pid namespace, which predates every run, and one what could be read
+		// of which ties it to no run (setAside, once the rest is decided).
+		unsure := c.p.Unreadable != "" && !ps.ownInit(c)
+		switch {
+		case c.p.Decoy || ps.direct(c.p):
+			c.include = true
+		case unsure && c.asideWhy != "" && !c.include:
+			refused = append(refused, c)
+		case unsure:
 			c.include = true
 		}
 		if ps.foreign(c) {
@@ -296,6 +335,7 @@ func (ps *procScan) decide(cands []*candidate) {
 		}
 	}
 	ps.close(cands, byPID, inits)
+	ps.setAside(cands, refused, byPID, inits)
 }
 
 // close applies the rules one process meets through another until nothing
@@ -346,6 +386,10 @@ func (ps *procScan) direct(p snapshots.Process) bool {
 	}
 	return slices.ContainsFunc(p.Argv, func(a string) bool { return strings.HasPrefix(a, model.TagPrefix) })
 }
+
+// ownInit reports whether c is the init of the harness's own pid namespace
+// (pid 1, not known to be of another).
+func (ps *procScan) ownInit(c *candidate) bool { return c.p.PID == 1 && !ps.foreign(c) }
 
 func (ps *procScan) foreign(c *candidate) bool {
 	return c.pidns != 0 && ps.self.pid != 0 && c.pidns != ps.self.pid

@@ -72,28 +72,7 @@ func (ps *procScan) nsOf(c *candidate, kind string) uint64 {
 // process has a foreign one of that kind, so a host with no run pays
 // nothing. It reports whether it included any.
 func (ps *procScan) tieNS(cands []*candidate) bool {
-	targets := map[uint64]bool{}
-	kinds := map[string]bool{}
-	for _, c := range cands {
-		if !c.include || c.zombie || c.p.StartTime == 0 {
-			continue
-		}
-		for _, kind := range tieKinds {
-			if ino := ps.nsOf(c, kind); ps.foreignNS(ino) {
-				targets[ino], kinds[kind] = true, true
-			}
-		}
-	}
-	for ino, kind := range ps.runFS.pins {
-		if ps.foreignNS(ino) {
-			targets[ino], kinds[kind] = true, true
-		}
-	}
-	for k := range ps.recs.ns {
-		if ps.foreignNS(k.ino) {
-			kinds[k.kind] = true
-		}
-	}
+	targets, kinds := ps.tieTargets(cands)
 	if len(targets) == 0 && len(ps.recs.ns) == 0 {
 		return false
 	}
@@ -114,6 +93,34 @@ func (ps *procScan) tieNS(cands []*candidate) bool {
 		}
 	}
 	return added
+}
+
+// tieTargets returns the foreign namespaces of tieKinds an included
+// process lives in or a run's nsfs mount pins, and the kinds of those and
+// of the namespaces the tie records name: what tieNS ties a process by.
+func (ps *procScan) tieTargets(cands []*candidate) (targets map[uint64]bool, kinds map[string]bool) {
+	targets, kinds = map[uint64]bool{}, map[string]bool{}
+	for _, c := range cands {
+		if !c.include || c.zombie || c.p.StartTime == 0 {
+			continue
+		}
+		for _, kind := range tieKinds {
+			if ino := ps.nsOf(c, kind); ps.foreignNS(ino) {
+				targets[ino], kinds[kind] = true, true
+			}
+		}
+	}
+	for ino, kind := range ps.runFS.pins {
+		if ps.foreignNS(ino) {
+			targets[ino], kinds[kind] = true, true
+		}
+	}
+	for k := range ps.recs.ns {
+		if ps.foreignNS(k.ino) {
+			kinds[k.kind] = true
+		}
+	}
+	return targets, kinds
 }
 
 // recordedNS reports whether c's namespace of kind, inode ino, is one a tie
