@@ -34,8 +34,8 @@ type Process struct {
 	Decoy      bool     `json:"decoy,omitempty"` // started by the harness as a decoy
 	Unreadable string   `json:"unreadable,omitempty"`
 	// SetAside says why an Unreadable process, read again and still
-	// unreadable, ties to no run by what could be read of it: its cgroup,
-	// its pid, mount and net namespaces (by their links or, refused those,
+	// unreadable, ties to no run by what could be read of it: its cgroups
+	// (none named as a run's or CRIU's), its pid, mount and net namespaces (by their links or, refused those,
 	// by /proc/<pid>/status, mountinfo and net), the other namespaces it
 	// could be tied by, the run filesystems its descriptors could be on and
 	// its parent ("host cgroup /, host pid, mnt and net namespaces, parent

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
+
+	"faultwin/internal/model"
 )
 
 // A process the host refuses to show (permission denied on its environ,
@@ -130,9 +132,9 @@ func netIno(path string) uint64 {
 // readAside reads what the host still shows of a refused process (its
 // cgroup, status, mount table and net entries stay readable where its
 // environ, cwd and namespace links are refused) and sets c.asideWhy when
-// that places it in the harness's own cgroups (or the root one) and pid,
-// mount and net namespaces, with no other namespace of another than the
-// host's it could be read in. It records what it could not read for
+// that places it in no cgroup named as a run's or CRIU's and in the
+// harness's pid, mount and net namespaces, with no other namespace of
+// another than the host's it could be read in. It records what it could not read for
 // setAside.
 func (ps *procScan) readAside(c *candidate) {
 	own := ps.ownFacts()
@@ -140,20 +142,23 @@ func (ps *procScan) readAside(c *candidate) {
 	if err != nil || len(cgs) == 0 {
 		return
 	}
-	var why []string
-	root := true
+	why := []string{"host cgroup /"}
+	var other []string
 	for _, cg := range cgs {
-		if cg.Path == "/" {
-			continue
-		}
-		if root = false; own.cgroups[hierarchy(cg)] != cg.Path {
-			return // a cgroup of its own: a run's sessions have theirs
+		switch {
+		case cg.Path == "/":
+		case runLike(cg.Path):
+			return // a run's, or named as one (a run's direct mark is read apart)
+		case own.cgroups[hierarchy(cg)] == cg.Path:
+			why[0] = "the harness's cgroups"
+		case !slices.Contains(other, cg.Path):
+			// The host puts what its init spawns in cgroups of its own
+			// (memory:/process_api/<id>): a run's have "faultwin" in them.
+			other = append(other, cg.Path)
 		}
 	}
-	if root {
-		why = append(why, "host cgroup /")
-	} else {
-		why = append(why, "the harness's own cgroups")
+	if len(other) > 0 {
+		why[0] = "cgroup " + strings.Join(other, ", ") + " not a run's"
 	}
 	if !ps.hostPidNS(c, own) || !ps.hostMntNS(c, own) || !ps.hostNetNS(c, own) {
 		return
@@ -172,6 +177,18 @@ func (ps *procScan) readAside(c *candidate) {
 		}
 	}
 	c.asideWhy = strings.Join(why, ", ")
+}
+
+// runLike reports whether a cgroup path has a component named as a run's
+// cgroups or CRIU's are ("faultwin*", "criu*"), as the cgroup capture
+// looks for them.
+func runLike(path string) bool {
+	for _, comp := range strings.Split(path, "/") {
+		if strings.HasPrefix(comp, model.CgroupDir) || strings.HasPrefix(comp, "criu") {
+			return true
+		}
+	}
+	return false
 }
 
 // hostPidNS reports whether c lives in the harness's pid namespace: by its

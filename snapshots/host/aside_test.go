@@ -185,7 +185,7 @@ func TestRefusedProcessTiedToARunIsNotSetAside(t *testing.T) {
 	f := newFakeTree(t)
 	f.readable(400, 1, "refsup", "/", "refsup", "--tag", "faultwin:r1") // a run's process
 	f.proc(401, 1, "sh", "/faultwin/r1/s1")                             // in a run's cgroup
-	f.proc(402, 1, "sh", "/system.slice/x")                             // in a cgroup of its own
+	f.proc(402, 1, "sh", "/criu-yard/x")                                // in a cgroup named as CRIU's
 	f.proc(403, 1, "sh", "/")                                           // in another pid namespace
 	f.write("403/status", "Name:\tsh\nPid:\t403\nPPid:\t1\nNSpid:\t403\t1\n")
 	f.proc(404, 1, "sh", "/") // in another net namespace
@@ -196,8 +196,10 @@ func TestRefusedProcessTiedToARunIsNotSetAside(t *testing.T) {
 	f.proc(406, 400, "sh", "/")  // a child of the run's process
 	f.proc(408, 9999, "sh", "/") // a parent not seen
 	f.proc(409, 1, "sh", "/")    // in the host's pid, mnt and net, and tied by nothing: the control
+	// in the cgroup the host's init gives what it spawns: tied by nothing
+	f.proc(410, 1, "sh", "/process_api/67ff")
 	pids := []int{401, 402, 403, 404, 405, 406, 408}
-	for _, pid := range append(pids, 409) {
+	for _, pid := range append(pids, 409, 410) {
 		f.refuse(pid)
 	}
 	procs, _ := f.scan(nil)
@@ -207,6 +209,9 @@ func TestRefusedProcessTiedToARunIsNotSetAside(t *testing.T) {
 	}
 	if p := byPID(procs)[409]; p.SetAside == "" {
 		t.Errorf("409 = %+v; want set aside", p)
+	}
+	if p := byPID(procs)[410]; !strings.HasPrefix(p.SetAside, "cgroup /process_api/67ff not a run's, host pid") {
+		t.Errorf("410 SetAside = %q; want set aside, its cgroup named", p.SetAside)
 	}
 }
 
