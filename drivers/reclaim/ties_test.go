@@ -30,7 +30,12 @@ import (
 // the criteria and the preflight with its tie, and killed by the last
 // resort, while a bystander beside it is left alone.
 
-func TestMain(m *testing.M) { hosttest.Main(m) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(confinedEnv); mode != "" {
+		os.Exit(confinedJudge(mode, os.Args[1:]))
+	}
+	hosttest.Main(m)
+}
 
 // tieRun is one run's state dir under a private state root.
 type tieRun struct {
