@@ -27,7 +27,10 @@
 //     environment, cwd or files left to match);
 //   - it could not be read fully (Unreadable says what and why): it cannot
 //     be ruled out, so it stays, unconfirmed. The init of the harness's own
-//     pid namespace is the exception: it predates every run.
+//     pid namespace is the exception: it predates every run. A process
+//     refused for another cause than exiting is read again (rereadSteps);
+//     one still refused whose readable parts tie it to no run is recorded
+//     with SetAside saying why (aside.go), and the criteria note it.
 //
 // Kernel threads are skipped, and so are processes that exit during the
 // read. Only in-scope open files are kept in Files.
