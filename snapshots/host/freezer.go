@@ -37,6 +37,8 @@ func (f Freezer) Frozen() bool { return f.State != "" && f.State != "THAWED" }
 // "<dir> (cgroup.freeze 1)" for v2 frozen by its own setting.
 func (f Freezer) String() string {
 	switch {
+	case !f.Frozen():
+		return f.Dir + " (THAWED)"
 	case f.V2 && f.Self:
 		return f.Dir + " (cgroup.freeze 1)"
 	case f.V2:
