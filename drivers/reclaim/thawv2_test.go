@@ -99,21 +99,21 @@ func TestThawV2FakeTree(t *testing.T) {
 		t.Errorf("thawed %q (errors %q), want %q", th.Thawed, th.Errors, want)
 	}
 	for rel, want := range map[string]string{
-		"faultwin/r1":                   "0",
-		"faultwin/r1/fw1":               "0",
-		"user.slice/paused.scope":       "0",
-		"faultwin/r2/fw1":               "1", // another run's
-		"system.slice/docker-abc.scope": "1", // a neighbour's, though r1's 221 is in it
-		"system.slice/other.scope":      "1", // a neighbour's
+		"faultwin/r1":                      "0",
+		"faultwin/r1/fw1":                  "0",
+		"user.slice/paused.scope":          "0",
+		"faultwin/r2/fw1":                  "1", // another run's
+		"system.slice/neighbour-abc.scope": "1", // a neighbour's, though r1's 221 is in it
+		"system.slice/other.scope":         "1", // a neighbour's
 	} {
 		if got := freezeSetting(t, filepath.Join(cg, rel)); got != want {
 			t.Errorf("%s: cgroup.freeze %s, want %s", rel, got, want)
 		}
 	}
 	for rel, want := range map[string]string{
-		"faultwin/r1/fw1":               "thawed",
-		"faultwin/r1/fw2/5f0c/inner":    "thawed",
-		"system.slice/docker-abc.scope": "not thawed: it holds pid 220, not of the run (a neighbour's frozen cgroup stays frozen)",
+		"faultwin/r1/fw1":                  "thawed",
+		"faultwin/r1/fw2/5f0c/inner":       "thawed",
+		"system.slice/neighbour-abc.scope": "not thawed: it holds pid 220, not of the run (a neighbour's frozen cgroup stays frozen)",
 	} {
 		if got := th.why[filepath.Join(cg, rel)]; got != want {
 			t.Errorf("%s: %q, want %q", rel, got, want)

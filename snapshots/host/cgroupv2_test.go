@@ -10,7 +10,7 @@ import (
 // v2 host (cgroup.procs, cgroup.freeze, cgroup.events in every cgroup),
 // where run r1's cgroup is frozen by its own cgroup.freeze and its
 // children through it, run r2's fw1 is frozen, and outside faultwin/ a
-// neighbour's paused container (system.slice/docker-abc.scope, holding
+// neighbour's paused container (system.slice/neighbour-abc.scope, holding
 // neighbour pid 220 and r1's pid 221), another paused neighbour
 // (other.scope) and a frozen cgroup holding r1's pid 222 alone
 // (user.slice/paused.scope). testdata/proc's pids 218 to 222 carry the
@@ -69,10 +69,10 @@ func TestFakeV2Freezers(t *testing.T) {
 		return f
 	}
 	for dir, want := range map[string]string{
-		"testdata/cgroup2/faultwin/r1":                   "testdata/cgroup2/faultwin/r1 (cgroup.freeze 1)",
-		"testdata/cgroup2/faultwin/r1/fw1":               "testdata/cgroup2/faultwin/r1/fw1 (frozen 1 through an ancestor)",
-		"testdata/cgroup2/system.slice/docker-abc.scope": "testdata/cgroup2/system.slice/docker-abc.scope (cgroup.freeze 1)",
-		"testdata/cgroup/freezer/faultwin/r2/fw3":        "testdata/cgroup/freezer/faultwin/r2/fw3 (FROZEN)",
+		"testdata/cgroup2/faultwin/r1":                      "testdata/cgroup2/faultwin/r1 (cgroup.freeze 1)",
+		"testdata/cgroup2/faultwin/r1/fw1":                  "testdata/cgroup2/faultwin/r1/fw1 (frozen 1 through an ancestor)",
+		"testdata/cgroup2/system.slice/neighbour-abc.scope": "testdata/cgroup2/system.slice/neighbour-abc.scope (cgroup.freeze 1)",
+		"testdata/cgroup/freezer/faultwin/r2/fw3":           "testdata/cgroup/freezer/faultwin/r2/fw3 (FROZEN)",
 	} {
 		if f := read(dir); !f.Frozen() || f.String() != want {
 			t.Errorf("%s: frozen %v, %q, want %q", dir, f.Frozen(), f, want)
@@ -108,7 +108,7 @@ func TestFakeV2Freezers(t *testing.T) {
 		want []string
 	}{
 		{fakeV2, 218, []string{"testdata/cgroup2/faultwin/r1/fw1 (frozen 1 through an ancestor)"}},
-		{fakeV2, 221, []string{"testdata/cgroup2/system.slice/docker-abc.scope (cgroup.freeze 1)"}},
+		{fakeV2, 221, []string{"testdata/cgroup2/system.slice/neighbour-abc.scope (cgroup.freeze 1)"}},
 		// hybrid: the v1 freezer's line and the unified hierarchy's
 		{fakeHybrid, 219, []string{"testdata/cgroup/freezer/faultwin/r2/fw3 (FROZEN)", "testdata/cgroup/unified/faultwin/r2/fw3 (THAWED)"}},
 		{fakeHybrid, 220, nil}, // memory has no freezer; its v2 cgroup is not in this tree
