@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -122,55 +121,50 @@ func TestJudgesAgreeOnNestedCgroup(t *testing.T) {
 	}
 }
 
-// freezeIn starts a sleep in a new v1 freezer cgroup dir and freezes it: a
-// SIGKILL then stays pending, so the process and its cgroup cannot be
-// removed until it is thawed, as a runtime's frozen task left behind.
-func freezeIn(t *testing.T, dir string) *exec.Cmd {
+// frozenBeside starts a sleep in the cgroup runCg of a run (in the pids
+// hierarchy) and, in the v1 freezer, in a frozen cgroup it shares with a
+// neighbour's sleep of no run. The last resort thaws a run's frozen
+// cgroups but never one holding another's task, so the run's sleep keeps
+// its SIGKILL pending: a process that cannot be removed, and its cgroup
+// with it, as a runtime's frozen task beside someone else's.
+func frozenBeside(t *testing.T, runCg string) (p, neighbour *exec.Cmd, shared string) {
 	t.Helper()
 	if fi, err := os.Stat("/sys/fs/cgroup/freezer"); err != nil || !fi.IsDir() {
 		t.Fatal("this test needs the v1 freezer hierarchy (/sys/fs/cgroup/freezer), as the mutant specs do: the v2 freezer lets SIGKILL through, so nothing there stays unremovable")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := exec.Command("/bin/sleep", "1006")
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("THAWED"), 0o644)
-		_ = p.Process.Kill()
-		_, _ = p.Process.Wait()
-	})
-	write := func(f, v string) {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
+	start := func(arg string) *exec.Cmd {
+		c := exec.Command("/bin/sleep", arg)
+		c.Env = []string{}
+		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _, _ = c.Process.Wait() })
+		return c
 	}
-	write("cgroup.procs", fmt.Sprint(p.Process.Pid))
-	write("freezer.state", "FROZEN")
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(filepath.Join(dir, "freezer.state")); strings.TrimSpace(string(b)) == "FROZEN" {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the planted cgroup did not freeze")
-		}
-	}
+	p, neighbour = start("1006"), start("1007")
+	shared = filepath.Join("/sys/fs/cgroup/freezer", fmt.Sprintf("fwagree-shared-%d", p.Process.Pid))
+	hosttest.Cgroup(t, runCg)
+	hosttest.Join(t, runCg, p.Process.Pid)
+	hosttest.Cgroup(t, shared)
+	hosttest.Join(t, shared, p.Process.Pid)
+	hosttest.Join(t, shared, neighbour.Process.Pid)
+	hosttest.Freeze(t, shared)
+	return p, neighbour, shared
 }
 
-// TestJudgesAgreeOnUnremovable: a frozen task in a run's cgroup outlives
-// its SIGKILL. The sweep says what it could not remove and why, and exits
-// non-zero where it used to print the EBUSY and exit 0; hostcheck and the
-// judge name the same leftovers.
+// TestJudgesAgreeOnUnremovable: a task in a run's cgroup, frozen in a
+// cgroup a neighbour's task shares, outlives its SIGKILL. The sweep says
+// what it could not remove and why (the frozen cgroup it left frozen, and
+// why), and exits non-zero where it used to print the EBUSY and exit 0;
+// hostcheck and the judge name the same leftovers.
 func TestJudgesAgreeOnUnremovable(t *testing.T) {
 	hosttest.Need(t, "makes and freezes cgroups and reads the whole host")
 	root := t.TempDir()
 	run := "ragrfrz1"
-	top := filepath.Join("/sys/fs/cgroup/freezer", model.CgroupDir, run)
+	top := filepath.Join("/sys/fs/cgroup/pids", model.CgroupDir, run)
 	dir := filepath.Join(top, "fw2")
 	rmdirDeep(t, top)
-	p := freezeIn(t, dir)
+	p, neighbour, shared := frozenBeside(t, dir)
 	out, code, serr := runVerb(t, "sweep", "--state-root", root, "--refsup", "/nonexistent/refsup")
 	if code != exitFail || serr == nil {
 		t.Errorf("sweep exit %d, want %d: a run's cgroup is still there\n%s", code, exitFail, out)
@@ -180,7 +174,7 @@ func TestJudgesAgreeOnUnremovable(t *testing.T) {
 		said += "\n" + serr.Error()
 	}
 	for _, want := range []string{
-		fmt.Sprintf("pid %d (sleep) still there 5s after SIGKILL", p.Process.Pid),
+		fmt.Sprintf("pid %d (sleep) still there 5s after SIGKILL (state D): in frozen cgroup %s (FROZEN), not thawed: it holds pid %d, not of the run", p.Process.Pid, shared, neighbour.Process.Pid),
 		"cgroup " + dir + ": device or resource busy (tasks still in it: " + fmt.Sprint(p.Process.Pid) + ")",
 		"sweep: host NOT clean after the sweep",
 		"cgroup " + dir + ": of run " + run,
@@ -203,7 +197,10 @@ func TestJudgesAgreeOnUnremovable(t *testing.T) {
 			t.Errorf("the judge's %q is not in hostcheck's or the sweep's output", l)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("THAWED"), 0o644); err != nil {
+	if !hosttest.IsFrozen(shared) {
+		t.Errorf("the sweep thawed %s, which holds a neighbour's task", shared)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "freezer.state"), []byte("THAWED"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st, err := p.Process.Wait()
@@ -240,13 +237,13 @@ func TestRunStopsOnceOnPlantedLeftover(t *testing.T) {
 		}
 		picked = append(picked, ws[i])
 	}
-	var planted string
+	var planted, shared string
 	cfg := runner.Config{StateRoot: root, LogDir: t.TempDir(),
 		AfterDeath: func(ctx context.Context, sc model.Scope) error {
-			top := filepath.Join("/sys/fs/cgroup/freezer", model.CgroupDir, sc.Run)
+			top := filepath.Join("/sys/fs/cgroup/pids", model.CgroupDir, sc.Run)
 			planted = filepath.Join(top, "planted")
 			rmdirDeep(t, top)
-			freezeIn(t, planted)
+			_, _, shared = frozenBeside(t, planted)
 			return nil
 		}}
 	s, err := runner.Open(cfg, "../..", filepath.Join(t.TempDir(), "stop.jsonl"), nil)
@@ -266,6 +263,7 @@ func TestRunStopsOnceOnPlantedLeftover(t *testing.T) {
 		"cgroup " + planted + ": of run ",
 		"the last resort could not remove them: ",
 		"cgroup " + planted + ": device or resource busy (tasks still in it: ",
+		"in frozen cgroup " + shared + " (FROZEN), not thawed: it holds pid ",
 		"stopped: the 1 windows after it are NOT RUN",
 		"sudo make sweep",
 		"NOT RUN: CD1_20: the host was left unclean by CK1_5",
@@ -277,7 +275,7 @@ func TestRunStopsOnceOnPlantedLeftover(t *testing.T) {
 	if strings.Contains(got, "CD1_20  INVALID") || strings.Count(got, "host left unclean after window") != 1 {
 		t.Errorf("the run did not stop once:\n%s", got)
 	}
-	if err := os.WriteFile(filepath.Join(planted, "freezer.state"), []byte("THAWED"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(shared, "freezer.state"), []byte("THAWED"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sweepCleans(t, root)

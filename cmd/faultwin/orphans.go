@@ -23,7 +23,8 @@ import (
 // no supervisor sweep can, since the ledger went with the directory. It acts
 // only on what the ownership rules tie to a faultwin run (an argv or
 // environment tag, a faultwin cgroup, or membership of such a process's pid
-// or mount namespace or another namespace or a file it held, see criteria), kills each by (pid, start time) through a pidfd, and
+// or mount namespace or another namespace or a file it held, see criteria), thaws those runs' frozen
+// cgroups (reclaim.Thaw), kills each by (pid, start time) through a pidfd, and
 // removes those runs' cgroups in every hierarchy, deepest first. A process it cannot
 // tie to a run (a criu with no tag) is named and left.
 func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
@@ -39,7 +40,8 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 	owned := criteria.LeftoverProcesses(s, roots)
 	runOf := attributeRuns(s, owned, root)
 	var errs []error
-	var killed []snapshots.Process
+	var doomed []criteria.Owned
+	deadRuns := map[string]bool{}
 	for _, o := range owned {
 		p := o.Process
 		run := runOf[p.ID()]
@@ -51,16 +53,35 @@ func sweepOrphans(ctx context.Context, stdout io.Writer, root string) error {
 		case hasDir(run):
 			// its run's own supervisor sweep owns it
 		default:
-			if err := reclaim.KillExact(p.ID()); err != nil {
-				errs = append(errs, fmt.Errorf("pid %d of run %s: %w", p.PID, run, err))
-				continue
-			}
-			killed = append(killed, p)
-			fmt.Fprintf(stdout, "sweep: killed pid %d (%s) of run %s, whose state dir is gone (%s)\n", p.PID, p.Comm, run, strings.Join(o.Why, ", "))
+			doomed = append(doomed, o)
+			deadRuns[run] = true
 		}
 	}
+	// A process in a frozen cgroup takes no SIGKILL: thaw those runs'
+	// frozen cgroups first (only the runs', never a neighbour's).
+	var procs []snapshots.Process
+	for _, o := range doomed {
+		procs = append(procs, o.Process)
+	}
+	th := reclaim.Thaw(host.Host{}, slices.Sorted(maps.Keys(deadRuns)), procs, reclaim.ThawWait)
+	for _, t := range th.Thawed {
+		fmt.Fprintf(stdout, "sweep: thawed frozen cgroup %s before the kill\n", t)
+	}
+	for _, e := range th.Errors {
+		errs = append(errs, errors.New(e))
+	}
+	var killed []snapshots.Process
+	for _, o := range doomed {
+		p, run := o.Process, runOf[o.Process.ID()]
+		if err := reclaim.KillExact(p.ID()); err != nil {
+			errs = append(errs, fmt.Errorf("pid %d of run %s: %w", p.PID, run, err))
+			continue
+		}
+		killed = append(killed, p)
+		fmt.Fprintf(stdout, "sweep: killed pid %d (%s) of run %s, whose state dir is gone (%s)\n", p.PID, p.Comm, run, strings.Join(o.Why, ", "))
+	}
 	for _, p := range reclaim.WaitGone(killed, 5*time.Second) {
-		errs = append(errs, errors.New(reclaim.StillThere(p, 5*time.Second)))
+		errs = append(errs, errors.New(th.StillThere(p, 5*time.Second)))
 	}
 	runs := map[string]bool{}
 	for _, cg := range s.Cgroups {

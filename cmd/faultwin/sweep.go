@@ -26,7 +26,9 @@ described supervisor's run (podman) is then given the harness's last resort
 on what its sweep left. Then the decoys the harness itself planted are
 removed, and what runs whose state dir is gone left behind (processes tied
 to a run by tag, namespace or cgroup; empty cgroups of those runs) is
-killed or removed. Anything not tied to a faultwin run is named and left.
+killed or removed, the runs' frozen cgroups thawed first (never one
+holding a task of no run). Anything not tied to a faultwin run is named
+and left.
 
 Last, the host is judged as hostcheck and every window's preflight judge
 it; what is left is listed.

@@ -48,6 +48,9 @@ type Plan struct {
 	// none existed before, so every match is the window's; outside a
 	// window a match may be another user's, so it is only named.
 	Names bool
+	// Cgroup is the cgroup root the run's cgroups are thawed and removed
+	// under, "/sys/fs/cgroup" when empty.
+	Cgroup string
 }
 
 // killRounds bounds how often the last resort reads the host again for
@@ -74,7 +77,7 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 	// dir, which name no run; between windows the preflight proved there
 	// were none, so these are the window's.
 	hostNames(p, &r, fail)
-	removeCgroups(p.Scope.Run, cgroupWait, &r, fail)
+	removeCgroups(host.Host{Cgroup: p.Cgroup}, p.Scope.Run, cgroupWait, &r, fail)
 	restoreSysctls(p.Sysctls, &r, fail)
 	if p.RemoveStateDir && p.Scope.StateDir != "" && model.Within(p.Scope.StateDir, p.Scope.StateRoot) && p.Scope.StateDir != p.Scope.StateRoot {
 		if left := mountedBelow(p.Scope.StateDir); len(left) > 0 {
@@ -227,16 +230,32 @@ func removeCRIUTmp(tmp string, r *model.Reclaim, fail func(string, ...any)) {
 
 // killRun kills every live process the ownership rules tie to the run and
 // waits until each is gone, reading the host again until a read finds none
-// (or killRounds reads were made). A process that outlives its SIGKILL
-// (uninterruptible sleep, a frozen cgroup) is recorded with its state.
+// (or killRounds reads were made). Before each round's kill it thaws the
+// run's frozen cgroups (Thaw), whose tasks would take no SIGKILL. A
+// process that outlives its SIGKILL (uninterruptible sleep, a frozen
+// cgroup) is recorded with its state and its frozen cgroups.
 func killRun(ctx context.Context, p Plan, r *model.Reclaim, fail func(string, ...any)) error {
 	for round := 0; round < killRounds; round++ {
 		s, err := host.Capture(ctx, "reclaim", p.Roots, snapshots.Decoys{})
 		if err != nil {
 			return err
 		}
+		owned := criteria.OfRun(s, p.Scope, snapshots.Decoys{})
+		procs := make([]snapshots.Process, len(owned))
+		for i, o := range owned {
+			procs[i] = o.Process
+		}
+		th := Thaw(host.Host{Cgroup: p.Cgroup}, []string{p.Scope.Run}, procs, ThawWait)
+		for _, t := range th.Thawed {
+			if !slices.Contains(r.Thawed, t) {
+				r.Thawed = append(r.Thawed, t)
+			}
+		}
+		for _, e := range th.Errors {
+			fail("%s", e)
+		}
 		var killed []snapshots.Process
-		for _, o := range criteria.OfRun(s, p.Scope, snapshots.Decoys{}) {
+		for _, o := range owned {
 			if o.Process.Zombie() {
 				continue
 			}
@@ -252,19 +271,12 @@ func killRun(ctx context.Context, p Plan, r *model.Reclaim, fail func(string, ..
 		}
 		if alive := WaitGone(killed, killWait); len(alive) > 0 {
 			for _, a := range alive {
-				fail("%s", StillThere(a, killWait))
+				fail("%s", th.StillThere(a, killWait))
 			}
 			return nil
 		}
 	}
 	return nil
-}
-
-// StillThere says why a process killed with SIGKILL is still there after
-// wait: what the last resort and `faultwin sweep` record for it.
-func StillThere(p snapshots.Process, wait time.Duration) string {
-	_, state, _ := host.StartState(p.PID)
-	return fmt.Sprintf("pid %d (%s) still there %v after SIGKILL (state %s): a process in uninterruptible sleep or a frozen cgroup; thaw it or wait, then `faultwin sweep`", p.PID, p.Comm, wait, state)
 }
 
 // cgroupWait bounds how long the last resort keeps removing the run's
@@ -324,13 +336,13 @@ func removeStateEntries(roots snapshots.Roots, r *model.Reclaim, fail func(strin
 // deepest first, reading the hierarchies again after each pass until none
 // of the run's is left or wait has passed; what is left then is recorded
 // with why (the rmdir's error and the tasks still in it).
-func removeCgroups(run string, wait time.Duration, r *model.Reclaim, fail func(string, ...any)) {
+func removeCgroups(h host.Host, run string, wait time.Duration, r *model.Reclaim, fail func(string, ...any)) {
 	if run == "" {
 		return
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		all, gaps := host.Cgroups()
+		all, gaps := h.Cgroups()
 		cgs := slices.DeleteFunc(all, func(cg string) bool { got, ok := model.RunOfCgroup(cg); return !ok || got != run })
 		if len(cgs) == 0 {
 			return
@@ -364,7 +376,7 @@ func removeCgroups(run string, wait time.Duration, r *model.Reclaim, fail func(s
 // on a run whose state dir is gone.
 func Cgroups(run string) model.Reclaim {
 	var r model.Reclaim
-	removeCgroups(run, cgroupWait, &r, func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) })
+	removeCgroups(host.Host{}, run, cgroupWait, &r, func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) })
 	return r
 }
 

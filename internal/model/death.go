@@ -120,6 +120,10 @@ func (r SweepReport) Empty() bool {
 // every judged snapshot, is kept in the row beside the verdict and is never
 // counted as the supervisor's own sweep.
 type Reclaim struct {
+	// Thawed are the run's frozen cgroups thawed before its processes were
+	// killed, each with what froze it: "<dir> (FROZEN)" (v1 freezer.state),
+	// "<dir> (cgroup.freeze 1)" (v2). Absent in rows before it was kept.
+	Thawed          []string `json:"thawed,omitempty"`
 	Killed          []Killed `json:"killed,omitempty"`
 	Unmounted       []string `json:"unmounted,omitempty"`
 	FilesRemoved    []string `json:"files_removed,omitempty"`
@@ -134,6 +138,6 @@ type Reclaim struct {
 
 // Empty reports whether the last resort found nothing to do.
 func (r Reclaim) Empty() bool {
-	return len(r.Killed)+len(r.Unmounted)+len(r.FilesRemoved)+len(r.LinksDeleted)+len(r.RulesDeleted)+
+	return len(r.Thawed)+len(r.Killed)+len(r.Unmounted)+len(r.FilesRemoved)+len(r.LinksDeleted)+len(r.RulesDeleted)+
 		len(r.ChainsDeleted)+len(r.TablesDeleted)+len(r.CgroupsRemoved)+len(r.SysctlsRestored) == 0
 }

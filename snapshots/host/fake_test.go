@@ -69,11 +69,16 @@ func TestFakeProcScoping(t *testing.T) {
 		213, // root under /tmp/.criu.*
 		216, // environ unreadable: cannot be ruled out
 		217, // cwd under an extra dir
+		218, // in a run's cgroup by its v2 line alone (0::/faultwin/r1/fw1)
+		219, // in a run's cgroup by v1 and v2 lines (one path)
+		221, // FAULTWIN_RUN, in a neighbour's v2 cgroup
+		222, // FAULTWIN_RUN, in a v2 cgroup of its own outside faultwin/
 	}
 	// Out: 1 (own pidns init, unreadable environ), 100 (the harness),
 	// 206/207 (foreign pidns, init not in scope), 209 (zombie of pid 1),
 	// 211 (reused decoy pid), 212 (/var/lib/fwfakeX: prefix, not component),
-	// 214 (tag only as substring or --tag=), 215 (kernel thread named criu).
+	// 214 (tag only as substring or --tag=), 215 (kernel thread named criu),
+	// 220 (its v1 cgroup is /faultwin, of no run; its v2 one a neighbour's).
 	if !slices.Equal(got, want) {
 		t.Fatalf("pids in scope = %v, want %v", got, want)
 	}
@@ -169,8 +174,15 @@ func TestFakeSysctlsAndCgroups(t *testing.T) {
 		"testdata/cgroup/cpuset/faultwin/r1/fw2/5f0c",
 		"testdata/cgroup/cpuset/faultwin/r1/fw2/5f0c/inner",
 		"testdata/cgroup/faultwin_v2",
+		"testdata/cgroup/freezer/faultwin",
+		"testdata/cgroup/freezer/faultwin/r2",
+		"testdata/cgroup/freezer/faultwin/r2/fw3",
 		"testdata/cgroup/memory/faultwin_r1",
 		"testdata/cgroup/memory/system.slice/criu-x",
+		// a hybrid host's unified hierarchy is walked as a v1 one is
+		"testdata/cgroup/unified/faultwin",
+		"testdata/cgroup/unified/faultwin/r2",
+		"testdata/cgroup/unified/faultwin/r2/fw3",
 	}
 	if !slices.Equal(cg, want) || len(inc.reasons) != 0 {
 		t.Errorf("cgroups = %q (incomplete %q), want %q", cg, inc.reasons, want)

@@ -99,7 +99,5 @@ func captureCgroups(root string, inc *incomplete) []string {
 // resort rereads it after each removal pass, since a runtime killed late
 // may leave a nested cgroup the first read did not show.
 func Cgroups() ([]string, []string) {
-	inc := &incomplete{}
-	out := captureCgroups(Host{}.cgroupRoot(), inc)
-	return out, inc.list()
+	return Host{}.Cgroups()
 }

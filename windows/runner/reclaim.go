@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 
 	"faultwin/drivers/catalog"
 	"faultwin/drivers/reclaim"
@@ -74,6 +75,9 @@ func (x *attempt) reclaim() {
 		if !r.Empty() {
 			x.logf("last resort reclaimed what the sweep left (%d processes, %d mounts, %d links, %d chains, %d cgroups)",
 				len(r.Killed), len(r.Unmounted), len(r.LinksDeleted), len(r.ChainsDeleted), len(r.CgroupsRemoved))
+		}
+		if len(r.Thawed) > 0 {
+			x.logf("last resort thawed the run's frozen cgroups before its kill: %s", strings.Join(r.Thawed, ", "))
 		}
 		return nil
 	})

@@ -33,6 +33,9 @@ func StopMessage(id string, o *Outcome, notRun int, stateRoot string) string {
 	for _, l := range o.HostLeft {
 		fmt.Fprintf(&b, "  - %s\n", l)
 	}
+	if o.Reclaim != nil && len(o.Reclaim.Thawed) > 0 {
+		fmt.Fprintf(&b, "the last resort thawed before its kill: %s\n", strings.Join(o.Reclaim.Thawed, ", "))
+	}
 	if o.Reclaim != nil && len(o.Reclaim.Errors) > 0 {
 		fmt.Fprintf(&b, "the last resort could not remove them: %s\n", strings.Join(o.Reclaim.Errors, "; "))
 	}
