@@ -109,25 +109,74 @@ func splitShared(r snapshots.Roots, found []finding) (own, kept []finding) {
 	return own, kept
 }
 
+// claimRule says whose a described object is: why it is a run's, or false
+// when no evidence ties it to one. Rows recorded before Roots.ByProvenance
+// take every match as a run's, as they were judged.
+type claimRule func(key, id string) (why string, ok bool)
+
+// anyRunClaim ties an object to any run whose record claims it.
+func anyRunClaim(s snapshots.Snapshot, r snapshots.Roots) claimRule {
+	if !r.ByProvenance {
+		return func(string, string) (string, bool) { return "", true }
+	}
+	return func(key, id string) (string, bool) {
+		run, why, ok := snapshots.ClaimOf(s.Records, key, id)
+		if !ok {
+			return "", false
+		}
+		return "claimed by run " + run + " (" + why + ")", true
+	}
+}
+
+// runClaim ties an object to the window's run alone.
+func (c *ctx) runClaim(s snapshots.Snapshot) claimRule {
+	if !c.in.Roots.ByProvenance {
+		return func(string, string) (string, bool) { return "", true }
+	}
+	return func(key, id string) (string, bool) {
+		if !snapshots.ClaimedBy(s.Records, c.sc.Run, key, id) {
+			return "", false
+		}
+		_, why, _ := snapshots.ClaimOf(s.Records, key, id)
+		return "the run's (" + why + ")", true
+	}
+}
+
+// withWhy is a finding line with the claim's why, when there is one.
+func withWhy(line, why string) string {
+	if why == "" {
+		return line
+	}
+	return line + ": " + why
+}
+
 // describedLinks are the links of s that match Roots.Links and not the link
-// prefix (those are found already).
-func describedLinks(s snapshots.Snapshot, r snapshots.Roots, prefix string) []finding {
+// prefix (those are found already), and that claim ties to a run.
+func describedLinks(s snapshots.Snapshot, r snapshots.Roots, prefix string, claim claimRule) []finding {
 	var found []finding
 	for _, l := range s.Links {
 		if prefix != "" && strings.HasPrefix(l.Name, prefix) {
 			continue
 		}
-		if matchAny(r.Links, l.Name) {
-			found = append(found, finding{key: "link " + l.Name, line: linkLine(l) + ": declared by the driver"})
+		if !matchAny(r.Links, l.Name) {
+			continue
 		}
+		why, ok := claim("link "+l.Name, snapshots.LinkID(l))
+		if !ok {
+			continue
+		}
+		if !r.ByProvenance {
+			why = "declared by the driver"
+		}
+		found = append(found, finding{key: "link " + l.Name, line: withWhy(linkLine(l), why)})
 	}
 	return found
 }
 
 // describedChains are the chains of host tables in s that match
-// Roots.Chains. A capture fills Table.Chains for host tables only, and a
-// table of another namespace dies with it.
-func describedChains(s snapshots.Snapshot, r snapshots.Roots) []finding {
+// Roots.Chains and that claim ties to a run. A capture fills Table.Chains
+// for host tables only, and a table of another namespace dies with it.
+func describedChains(s snapshots.Snapshot, r snapshots.Roots, claim claimRule) []finding {
 	if len(r.Chains) == 0 {
 		return nil
 	}
@@ -137,10 +186,15 @@ func describedChains(s snapshots.Snapshot, r snapshots.Roots) []finding {
 			continue
 		}
 		for _, ch := range t.Chains {
-			if matchAny(r.Chains, ch) {
-				k := chainKey(t.Family, t.Name, ch)
-				found = append(found, finding{key: k, line: k})
+			if !matchAny(r.Chains, ch) {
+				continue
 			}
+			k := chainKey(t.Family, t.Name, ch)
+			why, ok := claim(k, snapshots.ChainID(t, ch))
+			if !ok {
+				continue
+			}
+			found = append(found, finding{key: k, line: withWhy(k, why)})
 		}
 	}
 	return found
@@ -150,4 +204,52 @@ func describedChains(s snapshots.Snapshot, r snapshots.Roots) []finding {
 // supervisor makes.
 func isNetnsMount(mp string, r snapshots.Roots) bool {
 	return len(r.Netns) > 0 && matchAny(r.Netns, cleanPath(mp))
+}
+
+// NotFaultwins lists what s shows under a supervisor's host-global names
+// that no run's record claims: someone else's (a user's podman0 and its
+// veths, a Kubernetes node's CNI veths, another containerd's shim
+// sockets), which faultwin names and leaves alone. Empty for rows judged
+// by name (before Roots.ByProvenance).
+func NotFaultwins(s snapshots.Snapshot, r snapshots.Roots) []string {
+	if !r.ByProvenance {
+		return nil
+	}
+	claimed := anyRunClaim(s, r)
+	var out []string
+	add := func(key, id, line string) {
+		if _, ok := claimed(key, id); !ok && !shared(r, key) {
+			out = append(out, line)
+		}
+	}
+	for _, l := range s.Links {
+		if !(r.LinkPrefix != "" && strings.HasPrefix(l.Name, r.LinkPrefix)) && matchAny(r.Links, l.Name) {
+			add("link "+l.Name, snapshots.LinkID(l), linkLine(l))
+		}
+	}
+	for _, m := range s.Mounts {
+		if mp := cleanPath(m.MountPoint); !beneath(mp, r.StateRoot) && isNetnsMount(mp, r) {
+			add("mount "+mp, snapshots.MountID(m), mountLine(m))
+		}
+	}
+	for _, t := range s.Tables {
+		for _, ch := range t.Chains {
+			if t.Netns == "" && matchAny(r.Chains, ch) {
+				k := chainKey(t.Family, t.Name, ch)
+				add(k, snapshots.ChainID(t, ch), k)
+			}
+		}
+	}
+	for _, so := range s.Sockets {
+		if matchAny(r.Sockets, so.Path) {
+			add("socket "+so.Path, so.Inode, "socket "+so.Path)
+		}
+	}
+	for _, f := range s.State {
+		if !under(f.Path, r.StateRoot) {
+			add("state "+cleanPath(f.Path), f.Inode, fileLine("state entry", f))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -53,11 +53,12 @@ func (c *ctx) rootGaps() []string {
 func (c *ctx) runMounts(s snapshots.Snapshot) ([]finding, []string) {
 	var found []finding
 	seen := map[string]bool{}
+	claim := c.runClaim(s)
 	for _, m := range s.Mounts {
 		if c.isDecoyMount(m) {
 			continue
 		}
-		why := c.mountWhy(m.MountPoint)
+		why := c.mountWhy(m, claim)
 		mp := cleanPath(m.MountPoint)
 		if why == "" || seen[mp] {
 			continue
@@ -72,7 +73,8 @@ func (c *ctx) runMounts(s snapshots.Snapshot) ([]finding, []string) {
 }
 
 // mountWhy says why a mount point is the run's to remove, or "".
-func (c *ctx) mountWhy(mp string) string {
+func (c *ctx) mountWhy(m snapshots.Mount, claim claimRule) string {
+	mp := m.MountPoint
 	switch {
 	case under(mp, c.sc.StateDir):
 		return "under state dir"
@@ -81,7 +83,11 @@ func (c *ctx) mountWhy(mp string) string {
 	case inCRIUTmp(mp, c.in.Roots.TmpDir):
 		return "criu tmp dir"
 	case isNetnsMount(mp, c.in.Roots):
-		return "named netns"
+		why, ok := claim("mount "+cleanPath(mp), snapshots.MountID(m))
+		if !ok {
+			return ""
+		}
+		return withWhy("named netns", why)
 	}
 	return ""
 }

@@ -68,13 +68,13 @@ func (c *ctx) runNet(s snapshots.Snapshot) ([]finding, []string) {
 			}
 		}
 	}
-	found = append(found, describedLinks(s, c.in.Roots, c.sc.LinkPrefix)...)
+	found = append(found, describedLinks(s, c.in.Roots, c.sc.LinkPrefix, c.runClaim(s))...)
 	for _, t := range s.Tables {
 		if (c.sc.Table != "" && t.Name == c.sc.Table) || strings.HasPrefix(t.Name, model.CRIUTablePrefix) {
 			found = append(found, finding{key: tableLine(t), line: tableLine(t)})
 		}
 	}
-	found = append(found, describedChains(s, c.in.Roots)...)
+	found = append(found, describedChains(s, c.in.Roots, c.runClaim(s))...)
 	for _, cg := range s.Cgroups {
 		if run, ok := model.RunOfCgroup(cg); ok && run == c.sc.Run {
 			found = append(found, finding{key: cgroupKey(cg), line: "cgroup " + cg + " of the run"})

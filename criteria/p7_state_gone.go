@@ -37,6 +37,12 @@ func p7(c *ctx) Result {
 			j.fail(fileLine("state entry", f) + ": in the run's state dir")
 		case under(p, c.in.Roots.StateRoot):
 			// another run's state dir: the preflight's to refuse
+		case c.in.Roots.ByProvenance:
+			// Appearing is not enough beside other users: the claim says
+			// it appeared during the run and nothing else holds it.
+			if why, ok := c.runClaim(c.in.AfterSweep2)("state "+p, f.Inode); ok {
+				j.fail(fileLine("state entry", f) + ": " + why)
+			}
 		case !before[p]:
 			j.fail(fileLine("state entry", f) + ": appeared during the run")
 		}

@@ -1,6 +1,7 @@
 package criteria
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -78,6 +79,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept, notes 
 	}
 	g, notes := unreadable(s, isOwned, func(snapshots.Process) bool { return false })
 	gaps = append(gaps, g...)
+	claimed := anyRunClaim(s, r)
 	seen := map[string]bool{}
 	for _, m := range s.Mounts {
 		mp := cleanPath(m.MountPoint)
@@ -90,7 +92,11 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept, notes 
 		case inCRIUTmp(mp, r.TmpDir):
 			report("mount "+mp, mountLine(m)+": criu tmp dir")
 		case isNetnsMount(mp, r):
-			report("mount "+mp, mountLine(m)+": named netns")
+			why, ok := claimed("mount "+mp, snapshots.MountID(m))
+			if !ok {
+				continue
+			}
+			report("mount "+mp, withWhy(mountLine(m)+": named netns", why))
 		default:
 			continue
 		}
@@ -101,7 +107,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept, notes 
 			report("link "+l.Name, linkLine(l))
 		}
 	}
-	for _, f := range describedLinks(s, r, r.LinkPrefix) {
+	for _, f := range describedLinks(s, r, r.LinkPrefix, claimed) {
 		report(f.key, f.line)
 	}
 	for _, t := range s.Tables {
@@ -109,16 +115,27 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept, notes 
 			report(tableLine(t), tableLine(t))
 		}
 	}
-	for _, f := range describedChains(s, r) {
+	for _, f := range describedChains(s, r, claimed) {
 		report(f.key, f.line)
 	}
 	for _, so := range s.Sockets {
 		if !so.Listening && matchAny(r.Sockets, so.Path) {
-			report("socket "+so.Path, "socket "+so.Path+": no process listens on it (a killed server's), declared by the driver")
+			why, ok := claimed("socket "+so.Path, so.Inode)
+			if !ok {
+				continue
+			}
+			report("socket "+so.Path, "socket "+so.Path+": no process listens on it (a killed server's), "+cmp.Or(why, "declared by the driver"))
 		}
 	}
 	for _, f := range s.State {
-		report("state "+cleanPath(f.Path), fileLine("state entry", f)+": a supervisor's state of a workload, left by an earlier run")
+		why := ""
+		if r.ByProvenance && !under(f.Path, r.StateRoot) {
+			var ok bool
+			if why, ok = claimed("state "+cleanPath(f.Path), f.Inode); !ok {
+				continue
+			}
+		}
+		report("state "+cleanPath(f.Path), fileLine("state entry", f)+": a supervisor's state of a workload, "+cmp.Or(why, "left by an earlier run"))
 	}
 	for _, f := range s.X11 {
 		if under(f.Path, r.StateRoot) || under(f.Target, r.StateRoot) {
@@ -164,6 +181,9 @@ func pre(c *ctx) Result {
 	}
 	for _, k := range kept {
 		j.note("kept by design: " + k)
+	}
+	for _, l := range NotFaultwins(c.in.Preflight, c.in.Roots) {
+		j.note("not faultwin's: left alone: " + l)
 	}
 	return j.result("host clean at preflight",
 		func(n int) string { return plural(n, "leftover", "leftovers") + " of a faultwin run at preflight" })

@@ -2,6 +2,7 @@ package snapshots
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,9 @@ type TieRecord struct {
 	Run    string          `json:"run"`
 	NS     []RecordedNS    `json:"ns,omitempty"`
 	Mounts []RecordedMount `json:"mounts,omitempty"`
+	// Claims are the host objects under host-global names that the run
+	// made, by evidence (Claim). Records from before them have none.
+	Claims []Claim `json:"claims,omitempty"`
 }
 
 // RecordedNS is one namespace of a run: its kind, its inode and its id
@@ -54,6 +58,11 @@ func (r *TieRecord) Merge(o TieRecord) (added bool) {
 	for _, m := range o.Mounts {
 		if !containsMount(r.Mounts, m.ID) {
 			r.Mounts, added = append(r.Mounts, m), true
+		}
+	}
+	for _, c := range o.Claims {
+		if !slices.ContainsFunc(r.Claims, c.Same) {
+			r.Claims, added = append(r.Claims, c), true
 		}
 	}
 	return added

@@ -40,6 +40,13 @@ type Roots struct {
 	// host-global name, never a cgroup named for one run. Rows recorded
 	// before it existed lack it and judge as they were judged.
 	RunCgroupsLeft bool `json:"run_cgroups_left,omitempty"`
+	// ByProvenance judges the host-global names above by evidence, never
+	// by their names alone: a link, named netns, chain, table, socket or
+	// state entry outside the state root is a run's only when a tie
+	// record claims it by an identity the kernel does not reuse (Claim);
+	// any other match is someone else's, named and left alone. Rows
+	// recorded before it lack it and judge every match as a run's.
+	ByProvenance bool `json:"by_provenance,omitempty"`
 	// Records is the directory of the runs' tie records (TieRecord), one
 	// <run>.json each; empty in rows recorded before it existed.
 	Records string `json:"records,omitempty"`
@@ -56,6 +63,7 @@ func DefaultRoots(stateRoot string) Roots {
 		Sysctls:     []string{model.IPForward},
 
 		RunCgroupsLeft: true,
+		ByProvenance:   true,
 		Records:        RecordsDir(stateRoot),
 	}
 }

@@ -109,6 +109,9 @@ type Link struct {
 	Index int    `json:"index"`
 	Kind  string `json:"kind"`
 	Up    bool   `json:"up"`
+	// Master is the bridge the link is a port of, by name; rows from
+	// before it have none.
+	Master string `json:"master,omitempty"`
 }
 
 // Table is an nftables table of the host network namespace, or a faultwin
@@ -122,6 +125,12 @@ type Table struct {
 	// Chains are the table's chains that match Roots.Chains (host tables
 	// only; empty when no chain globs are given).
 	Chains []string `json:"chains,omitempty"`
+	// Handle is the table's handle and ChainHandles its matching chains'
+	// (by name): with the table's they name a chain the kernel never
+	// gives to another while the table lives. Rows from before them have
+	// none.
+	Handle       uint64            `json:"handle,omitempty"`
+	ChainHandles map[string]uint64 `json:"chain_handles,omitempty"`
 }
 
 // File is a path the criteria care about: an X11 socket or lock, a ledger, a
@@ -130,6 +139,9 @@ type File struct {
 	Path   string `json:"path"`
 	Kind   string `json:"kind"`             // "socket", "symlink", "file", "dir"
 	Target string `json:"target,omitempty"` // for symlinks
+	// Inode is "dev:ino" of a state entry under a host-global name: a
+	// claim names it by that, not by its path. Empty in rows from before.
+	Inode string `json:"inode,omitempty"`
 }
 
 // Snapshot is one read of host state, scoped to what the criteria judge.
@@ -190,4 +202,5 @@ type Decoys struct {
 type Socket struct {
 	Path      string `json:"path"`
 	Listening bool   `json:"listening"`
+	Inode     string `json:"inode,omitempty"` // "dev:ino"; empty in rows from before it
 }

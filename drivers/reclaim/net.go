@@ -8,55 +8,41 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"faultwin/internal/model"
+	"faultwin/snapshots"
 	"faultwin/snapshots/host"
 )
 
-// deleteLinks deletes the host links whose names the description claims.
-func deleteLinks(globs []string, r *model.Reclaim, fail func(string, ...any)) {
-	if len(globs) == 0 {
-		return
-	}
-	links, err := netlink.LinkList()
-	if err != nil {
-		fail("links: %v", err)
-		return
-	}
-	// Only bridges the globs claim, and ports of those bridges: a veth of
-	// some other software never matches by its name alone.
-	claimed := map[int]bool{}
-	for _, l := range links {
-		if a := l.Attrs(); a != nil && l.Type() == "bridge" && matchAny(globs, a.Name) {
-			claimed[a.Index] = true
-		}
-	}
-	// Ports first: the bridge is then free to go.
+// deleteLinks deletes the claimed links, ports before bridges, each only
+// while its index still names it: a link gone and its name taken again by
+// someone else's is not the run's.
+func deleteLinks(links []snapshots.Link, r *model.Reclaim, fail func(string, ...any)) {
 	for pass := 0; pass < 2; pass++ {
 		for _, l := range links {
-			a := l.Attrs()
-			if a == nil || !matchAny(globs, a.Name) || (pass == 0) == (l.Type() == "bridge") {
+			if (pass == 0) == (l.Kind == "bridge") {
 				continue
 			}
-			if l.Type() != "bridge" && !claimed[a.MasterIndex] {
-				fail("link %s left: not a port of a claimed bridge", a.Name)
-				continue
+			k, err := netlink.LinkByIndex(l.Index)
+			if err != nil || k.Attrs().Name != l.Name {
+				continue // went with its peer or its bridge
 			}
-			if err := netlink.LinkDel(l); err != nil {
-				if _, gone := netlink.LinkByName(a.Name); gone != nil {
-					continue // went with its peer
+			if err := netlink.LinkDel(k); err != nil {
+				if _, gone := netlink.LinkByIndex(l.Index); gone != nil {
+					continue
 				}
-				fail("link %s: %v", a.Name, err)
+				fail("link %s: %v", l.Name, err)
 				continue
 			}
-			r.LinksDeleted = append(r.LinksDeleted, a.Name)
+			r.LinksDeleted = append(r.LinksDeleted, l.Name)
 		}
 	}
 }
 
-// deleteChains deletes the chains of host tables whose names the
-// description claims, with every rule that jumps to them, then the listed
-// tables once no rule is left in them.
-func deleteChains(globs, emptyTables []string, r *model.Reclaim, fail func(string, ...any)) {
-	if len(globs) == 0 && len(emptyTables) == 0 {
+// deleteChains deletes the claimed chains, with every rule that jumps to
+// them, then the claimed tables listed in emptyTables once no rule is left
+// in them. A chain is matched by its table's and its own handle, so a
+// chain of the same name made since by someone else is not touched.
+func deleteChains(claimed map[string]string, emptyTables []string, r *model.Reclaim, fail func(string, ...any)) {
+	if len(claimed) == 0 {
 		return
 	}
 	conn, err := nftables.New()
@@ -69,12 +55,22 @@ func deleteChains(globs, emptyTables []string, r *model.Reclaim, fail func(strin
 		fail("chains: %v", err)
 		return
 	}
+	current, err := currentIDs()
+	if err != nil {
+		fail("%v", err)
+		return
+	}
 	name := func(c *nftables.Chain) string {
 		return host.FamilyName(c.Table.Family) + " " + c.Table.Name + " " + c.Name
 	}
+	isDoomed := func(family, table, chain string) bool {
+		key := "chain " + family + " " + table + " " + chain
+		id, ok := claimed[key]
+		return ok && current[key] == id
+	}
 	var doomed []*nftables.Chain
 	for _, c := range chains {
-		if matchAny(globs, c.Name) {
+		if isDoomed(host.FamilyName(c.Table.Family), c.Table.Name, c.Name) {
 			doomed = append(doomed, c)
 		}
 	}
@@ -84,14 +80,17 @@ func deleteChains(globs, emptyTables []string, r *model.Reclaim, fail func(strin
 			fail("rules of %s: %v", name(c), err)
 			continue
 		}
+		fam := host.FamilyName(c.Table.Family)
 		for _, rule := range rules {
-			if target := jumpTarget(rule); target != "" && matchAny(globs, target) && !matchAny(globs, c.Name) {
-				if err := conn.DelRule(rule); err != nil {
-					fail("rule in %s: %v", name(c), err)
-					continue
-				}
-				r.RulesDeleted = append(r.RulesDeleted, name(c)+" jump "+target)
+			target := jumpTarget(rule)
+			if target == "" || !isDoomed(fam, c.Table.Name, target) || isDoomed(fam, c.Table.Name, c.Name) {
+				continue
 			}
+			if err := conn.DelRule(rule); err != nil {
+				fail("rule in %s: %v", name(c), err)
+				continue
+			}
+			r.RulesDeleted = append(r.RulesDeleted, name(c)+" jump "+target)
 		}
 	}
 	if err := conn.Flush(); err != nil {
@@ -113,7 +112,24 @@ func deleteChains(globs, emptyTables []string, r *model.Reclaim, fail func(strin
 		}
 		r.ChainsDeleted = append(r.ChainsDeleted, name(c))
 	}
-	deleteEmptyTables(conn, emptyTables, r, fail)
+	deleteEmptyTables(conn, claimed, current, emptyTables, r, fail)
+}
+
+// currentIDs reads the identity of every table and chain now, by key.
+func currentIDs() (map[string]string, error) {
+	tables, chains, err := host.NFTHandles()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for id, h := range tables {
+		t := snapshots.Table{Family: id.Family, Name: id.Name, Handle: h, ChainHandles: chains[id]}
+		out[snapshots.TableKey(t)] = snapshots.TableID(t)
+		for c := range chains[id] {
+			out[snapshots.ChainKey(t, c)] = snapshots.ChainID(t, c)
+		}
+	}
+	return out, nil
 }
 
 // jumpTarget returns the chain a rule jumps or goes to, if it does.
@@ -126,7 +142,9 @@ func jumpTarget(rule *nftables.Rule) string {
 	return ""
 }
 
-func deleteEmptyTables(conn *nftables.Conn, want []string, r *model.Reclaim, fail func(string, ...any)) {
+// deleteEmptyTables deletes the tables of want that the run made (claimed,
+// with the same handle now) and that hold no rule any more.
+func deleteEmptyTables(conn *nftables.Conn, claimed, current map[string]string, want []string, r *model.Reclaim, fail func(string, ...any)) {
 	if len(want) == 0 {
 		return
 	}
@@ -140,6 +158,9 @@ func deleteEmptyTables(conn *nftables.Conn, want []string, r *model.Reclaim, fai
 		id := host.FamilyName(t.Family) + " " + t.Name
 		if !containsFold(want, id) {
 			continue
+		}
+		if h, ok := claimed["table "+id]; !ok || current["table "+id] != h {
+			continue // the table was there before the run, or is someone else's since
 		}
 		empty := true
 		for _, c := range chains {

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -70,13 +69,18 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 		fail("reading host state: %v", err)
 		return r
 	}
-	if !p.Names {
-		p.Roots.Netns, p.Roots.Links, p.Roots.Chains, p.EmptyTables = nil, nil, nil, nil
+	var own owned
+	if p.Names {
+		var err error
+		if own, err = ownedNow(ctx, p.Roots, p.Scope.Run); err != nil {
+			fail("reading host state: %v", err)
+		}
+		// CRIU killed mid-call leaves ".criu.*" dirs (some mounted) in the
+		// tmp dir, which name no run; between windows the preflight
+		// proved there were none, so these are the window's.
+		removeCRIUTmp(p.Roots.TmpDir, &r, fail)
 	}
-	// CRIU killed mid-call leaves ".criu.*" dirs (some mounted) in the tmp
-	// dir, which name no run; between windows the preflight proved there
-	// were none, so these are the window's.
-	hostNames(p, &r, fail)
+	hostNames(p.Scope.StateDir, own, p.EmptyTables, &r, fail)
 	removeCgroups(host.Host{Cgroup: p.Cgroup}, p.Scope.Run, cgroupWait, &r, fail)
 	restoreSysctls(p.Sysctls, &r, fail)
 	if p.RemoveStateDir && p.Scope.StateDir != "" && model.Within(p.Scope.StateDir, p.Scope.StateRoot) && p.Scope.StateDir != p.Scope.StateRoot {
@@ -91,48 +95,107 @@ func Run(ctx context.Context, p Plan) model.Reclaim {
 	return r
 }
 
-// hostNames unmounts under the run's state dir and the claimed netns, then
-// removes the netns files, CRIU's tmp leftovers, the claimed bridges with
-// their ports and the claimed chains (each only when p.Names).
-func hostNames(p Plan, r *model.Reclaim, fail func(string, ...any)) {
-	unmount(p, r, fail)
-	for _, g := range p.Roots.Netns {
-		files, _ := filepath.Glob(g)
-		for _, f := range files {
-			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-				fail("netns %s: %v", f, err)
-				continue
-			}
-			r.FilesRemoved = append(r.FilesRemoved, f)
-		}
-	}
-	if p.Names {
-		removeCRIUTmp(p.Roots.TmpDir, r, fail)
-	}
-	deleteLinks(p.Roots.Links, r, fail)
-	removeStaleSockets(p.Roots.Sockets, r, fail)
-	removeStateEntries(p.Roots, r, fail)
-	deleteChains(p.Roots.Chains, p.EmptyTables, r, fail)
+// owned is what a capture shows under the host-global names that a run's
+// record claims (snapshots.Claim), each as the capture saw it.
+type owned struct {
+	netns   []string // named netns mount points
+	links   []snapshots.Link
+	sockets []snapshots.Socket
+	state   []snapshots.File
+	nft     map[string]string // claimed chains and tables: key -> identity
 }
 
-// Names removes only the host-global names roots claim, for `faultwin sweep
-// --reclaim-names` when no run is left to tie them to (a harness killed
-// between a window's sweep and its last resort).
+// ownedNow reads the host and keeps what run's record claims (any run's
+// when run is ""). Nothing is the run's by its name alone.
+func ownedNow(ctx context.Context, roots snapshots.Roots, run string) (owned, error) {
+	var o owned
+	s, err := host.Capture(ctx, "reclaim", roots, snapshots.Decoys{})
+	if err != nil {
+		return o, err
+	}
+	claimed := func(key, id string) bool {
+		if run == "" {
+			_, _, ok := snapshots.ClaimOf(s.Records, key, id)
+			return ok
+		}
+		return snapshots.ClaimedBy(s.Records, run, key, id)
+	}
+	for _, m := range s.Mounts {
+		mp := strings.TrimSuffix(m.MountPoint, "/")
+		if !m.Foreign && matchAny(roots.Netns, mp) && claimed("mount "+mp, snapshots.MountID(m)) && !slices.Contains(o.netns, mp) {
+			o.netns = append(o.netns, mp)
+		}
+	}
+	for _, l := range s.Links {
+		if claimed("link "+l.Name, snapshots.LinkID(l)) {
+			o.links = append(o.links, l)
+		}
+	}
+	for _, so := range s.Sockets {
+		if claimed("socket "+so.Path, so.Inode) {
+			o.sockets = append(o.sockets, so)
+		}
+	}
+	for _, f := range s.State {
+		if claimed("state "+strings.TrimSuffix(f.Path, "/"), f.Inode) {
+			o.state = append(o.state, f)
+		}
+	}
+	o.nft = map[string]string{}
+	for _, rec := range s.Records {
+		if run != "" && rec.Run != run {
+			continue
+		}
+		for _, c := range rec.Claims {
+			if strings.HasPrefix(c.Key, "chain ") || strings.HasPrefix(c.Key, "table ") {
+				o.nft[c.Key] = c.ID
+			}
+		}
+	}
+	return o, nil
+}
+
+// hostNames unmounts under the run's state dir and the claimed netns, then
+// removes the netns files, the claimed links, stale sockets, state entries,
+// chains and emptied tables.
+func hostNames(stateDir string, own owned, emptyTables []string, r *model.Reclaim, fail func(string, ...any)) {
+	unmount(stateDir, own.netns, r, fail)
+	for _, f := range own.netns {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fail("netns %s: %v", f, err)
+			continue
+		}
+		r.FilesRemoved = append(r.FilesRemoved, f)
+	}
+	deleteLinks(own.links, r, fail)
+	removeStaleSockets(own.sockets, r, fail)
+	removeStateEntries(own.state, r, fail)
+	deleteChains(own.nft, emptyTables, r, fail)
+}
+
+// Names removes only what a run's record claims under the host-global
+// names, for `faultwin sweep --reclaim-names` when no run is left to tie
+// them to (a harness killed between a window's sweep and its last resort).
+// What no record claims is someone else's and is never touched.
 func Names(roots snapshots.Roots, emptyTables []string) model.Reclaim {
 	var r model.Reclaim
 	fail := func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) }
-	roots.TmpDir = "" // a CRIU tmp dir outside a window may be anyone's
-	hostNames(Plan{Roots: roots, EmptyTables: emptyTables, Names: true}, &r, fail)
+	own, err := ownedNow(context.Background(), roots, "")
+	if err != nil {
+		fail("reading host state: %v", err)
+		return r
+	}
+	hostNames("", own, emptyTables, &r, fail)
 	return r
 }
 
-// unmount detaches every mount under the run's state dir and every named
-// netns mount the description claims, deepest first, in the harness's own
-// mount namespace (others went with the run's killed processes).
-func unmount(p Plan, r *model.Reclaim, fail func(string, ...any)) {
+// unmount detaches every mount under the run's state dir and every claimed
+// named netns mount, deepest first, in the harness's own mount namespace
+// (others went with the run's killed processes).
+func unmount(stateDir string, netns []string, r *model.Reclaim, fail func(string, ...any)) {
 	var targets []string
 	for _, mp := range mountPoints() {
-		if (p.Scope.StateDir != "" && model.Within(mp, p.Scope.StateDir)) || matchAny(p.Roots.Netns, mp) {
+		if (stateDir != "" && model.Within(mp, stateDir)) || slices.Contains(netns, mp) {
 			targets = append(targets, mp)
 		}
 	}
@@ -283,20 +346,13 @@ func killRun(ctx context.Context, p Plan, r *model.Reclaim, fail func(string, ..
 // cgroups: an rmdir fails with EBUSY while a task not yet reaped is in it.
 const cgroupWait = 3 * time.Second
 
-// removeStaleSockets removes the sockets matching globs that no process
-// listens on: a server killed without unlinking its socket (a shim) left
-// them, and no one can connect to them again. A socket a process listens
-// on is never touched.
-func removeStaleSockets(globs []string, r *model.Reclaim, fail func(string, ...any)) {
-	if len(globs) == 0 {
-		return
-	}
-	socks, err := host.Sockets("/proc", globs)
-	if err != nil {
-		fail("sockets: %v", err)
-	}
+// removeStaleSockets removes the claimed sockets that no process listens
+// on, each only while its inode is the one claimed: a server killed
+// without unlinking its socket (a shim) left them, and no one can connect
+// to them again. A socket a process listens on is never touched.
+func removeStaleSockets(socks []snapshots.Socket, r *model.Reclaim, fail func(string, ...any)) {
 	for _, s := range socks {
-		if s.Listening {
+		if s.Listening || !sameInode(s.Path, s.Inode) {
 			continue
 		}
 		if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -307,29 +363,27 @@ func removeStaleSockets(globs []string, r *model.Reclaim, fail func(string, ...a
 	}
 }
 
-// removeStateEntries removes the entries matching the roots' state globs
-// outside the state root (a killed shim's fifos): the run's own go with
-// its state dir. Sockets matching a state glob are left to
-// removeStaleSockets, which never touches one a process listens on.
-func removeStateEntries(roots snapshots.Roots, r *model.Reclaim, fail func(string, ...any)) {
-	for _, g := range roots.State {
-		paths, err := filepath.Glob(host.StateGlob(roots, g))
-		if err != nil {
-			fail("state %s: %v", g, err)
+// removeStateEntries removes the claimed state entries outside the state
+// root (a killed shim's fifos), each only while its inode is the one
+// claimed; the run's own go with its state dir. A socket is
+// removeStaleSockets's, which never touches one a process listens on.
+func removeStateEntries(files []snapshots.File, r *model.Reclaim, fail func(string, ...any)) {
+	for _, f := range files {
+		if f.Kind == "socket" || !sameInode(f.Path, f.Inode) {
 			continue
 		}
-		for _, p := range paths {
-			fi, err := os.Lstat(p)
-			if err != nil || fi.Mode()&fs.ModeSocket != 0 || model.Within(p, roots.StateRoot) {
-				continue
-			}
-			if err := os.RemoveAll(p); err != nil {
-				fail("state entry %s: %v", p, err)
-				continue
-			}
-			r.FilesRemoved = append(r.FilesRemoved, p)
+		if err := os.RemoveAll(f.Path); err != nil {
+			fail("state entry %s: %v", f.Path, err)
+			continue
 		}
+		r.FilesRemoved = append(r.FilesRemoved, f.Path)
 	}
+}
+
+// sameInode reports whether path is still the file with identity inode.
+func sameInode(path, inode string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && inode != "" && host.InodeOf(fi) == inode
 }
 
 // removeCgroups removes the run's cgroup directories in every hierarchy,

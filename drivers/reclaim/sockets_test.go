@@ -9,13 +9,16 @@ import (
 	"testing"
 
 	"faultwin/internal/hosttest"
+	"faultwin/internal/model"
 	"faultwin/snapshots"
+	"faultwin/snapshots/host"
 )
 
-// TestStaleSockets: a socket a killed server left under a name a driver
-// claims (containerd's shims under /run/containerd/s) is a leftover to the
-// judge and is removed by the last resort; a socket a process still
-// listens on is neither.
+// TestStaleSockets: a socket a killed server of the run left under a name a
+// driver watches (containerd's shims under /run/containerd/s) is a
+// leftover to the judge and is removed by the last resort; a socket a
+// process still listens on is neither, and neither is a stale socket that
+// was there before the run (another daemon's, not faultwin's).
 func TestStaleSockets(t *testing.T) {
 	hosttest.Need(t, "binds unix sockets and reads the whole host")
 	root := t.TempDir()
@@ -33,11 +36,25 @@ func TestStaleSockets(t *testing.T) {
 		l.SetUnlinkOnClose(false) // as a SIGKILLed server leaves it
 		return l
 	}
+	listen("users").Close()
+	pre, err := host.Capture(context.Background(), "preflight", roots, snapshots.Decoys{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	live := listen("live")
 	defer live.Close()
 	listen("stale").Close()
-	stale, alive := filepath.Join(dir, "stale"), filepath.Join(dir, "live")
-	want := "socket " + stale + ": no process listens on it (a killed server's), declared by the driver"
+	stale, alive, users := filepath.Join(dir, "stale"), filepath.Join(dir, "live"), filepath.Join(dir, "users")
+	after, err := host.Capture(context.Background(), "after_death", roots, snapshots.Decoys{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The listener is this test, no process of the run: its socket is
+	// not claimed; the stale one is.
+	if _, err := Claim(roots, model.NewScope(root, "rsock1"), pre, after); err != nil {
+		t.Fatal(err)
+	}
+	want := "socket " + stale + ": no process listens on it (a killed server's), claimed by run rsock1 (made during the run; no process but the run's holds it)"
 
 	j, err := Judge(context.Background(), "test", roots)
 	if err != nil {
@@ -50,8 +67,10 @@ func TestStaleSockets(t *testing.T) {
 	if len(r.Errors) > 0 || !slices.Equal(r.FilesRemoved, []string{stale}) {
 		t.Fatalf("last resort removed %q (errors %q), want only %s", r.FilesRemoved, r.Errors, stale)
 	}
-	if _, err := os.Lstat(alive); err != nil {
-		t.Fatalf("the listened-on socket was removed: %v", err)
+	for _, p := range []string{alive, users} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Fatalf("a socket not the run's was removed: %v", err)
+		}
 	}
 	if j, err = Judge(context.Background(), "test", roots); err != nil || !j.Clean() {
 		t.Fatalf("after the last resort: %q %v", j.Left, err)

@@ -7,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"faultwin/internal/model"
 	"faultwin/snapshots"
@@ -195,7 +199,7 @@ func Sockets(proc string, globs []string) ([]snapshots.Socket, error) {
 		}
 		for _, p := range paths {
 			if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSocket != 0 {
-				out = append(out, snapshots.Socket{Path: p, Listening: bound[p]})
+				out = append(out, snapshots.Socket{Path: p, Listening: bound[p], Inode: inodeOf(fi)})
 			}
 		}
 	}
@@ -237,10 +241,78 @@ func captureState(roots snapshots.Roots, inc *incomplete) []snapshots.File {
 		}
 		for _, p := range paths {
 			if fi, err := os.Lstat(p); err == nil {
-				out = append(out, fileOf(p, fi.Mode()))
+				f := fileOf(p, fi.Mode())
+				if roots.ByProvenance && !model.Within(p, roots.StateRoot) {
+					f.Inode = inodeOf(fi)
+				}
+				out = append(out, f)
 			}
 		}
 	}
 	sortFiles(out)
 	return slices.CompactFunc(out, func(a, b snapshots.File) bool { return a.Path == b.Path })
+}
+
+// InodeOf is inodeOf for the last resort, which removes a claimed entry
+// only while it is the file claimed.
+func InodeOf(fi fs.FileInfo) string { return inodeOf(fi) }
+
+// inodeOf is a file's "dev:ino" (major:minor:ino), what a claim names a
+// state entry or socket by: a path is anyone's to make again.
+func inodeOf(fi fs.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+}
+
+// SocketHolders names, for each of the given socket paths bound in the
+// reader's network namespace, the pids that hold the bound socket open
+// (its listener and whoever inherited it), from <proc>/net/unix and each
+// process's descriptors. A process whose descriptors cannot be read is
+// left out. Equivalent to: ss -xlp.
+func SocketHolders(proc string, paths []string) (map[string][]int, error) {
+	out := map[string][]int{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	b, err := os.ReadFile(filepath.Join(proc, "net", "unix"))
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	byIno := map[string]string{} // "socket:[ino]" -> path
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 8 && want[f[7]] {
+			byIno["socket:["+f[6]+"]"] = f[7]
+		}
+	}
+	if len(byIno) == 0 {
+		return out, nil
+	}
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join(proc, e.Name(), "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			t, err := os.Readlink(filepath.Join(proc, e.Name(), "fd", fd.Name()))
+			if p, ok := byIno[t]; err == nil && ok && !slices.Contains(out[p], pid) {
+				out[p] = append(out[p], pid)
+			}
+		}
+	}
+	return out, nil
 }

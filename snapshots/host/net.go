@@ -50,6 +50,12 @@ func captureLinks(roots snapshots.Roots, inc *incomplete) []snapshots.Link {
 	if roots.LinkPrefix == "" && len(roots.Links) == 0 {
 		return out
 	}
+	names := map[int]string{}
+	for _, l := range links {
+		if a := l.Attrs(); a != nil {
+			names[a.Index] = a.Name
+		}
+	}
 	for _, l := range links {
 		a := l.Attrs()
 		if a == nil {
@@ -58,9 +64,11 @@ func captureLinks(roots snapshots.Roots, inc *incomplete) []snapshots.Link {
 		if !(roots.LinkPrefix != "" && strings.HasPrefix(a.Name, roots.LinkPrefix)) && !matchAny(roots.Links, a.Name) {
 			continue
 		}
-		out = append(out, snapshots.Link{
-			Name: a.Name, Index: a.Index, Kind: l.Type(), Up: a.Flags&net.FlagUp != 0,
-		})
+		lk := snapshots.Link{Name: a.Name, Index: a.Index, Kind: l.Type(), Up: a.Flags&net.FlagUp != 0}
+		if roots.ByProvenance && a.MasterIndex != 0 {
+			lk.Master = cmp.Or(names[a.MasterIndex], "ifindex "+strconv.Itoa(a.MasterIndex))
+		}
+		out = append(out, lk)
 	}
 	slices.SortFunc(out, func(a, b snapshots.Link) int {
 		return cmp.Or(strings.Compare(a.Name, b.Name), cmp.Compare(a.Index, b.Index))
@@ -95,9 +103,24 @@ func captureHostTables(roots snapshots.Roots, inc *incomplete) []snapshots.Table
 	if len(roots.Chains) > 0 {
 		chains = chainsMatching(conn, roots.Chains, inc)
 	}
+	var handles map[tableID]uint64
+	var chainHandles map[tableID]map[string]uint64
+	if roots.ByProvenance && len(roots.Chains) > 0 {
+		if handles, chainHandles, err = nftHandles(); err != nil {
+			inc.add("%v", err)
+		}
+	}
 	for _, t := range tables {
 		tb := snapshots.Table{Family: FamilyName(t.Family), Name: t.Name}
-		tb.Chains = chains[tableID{tb.Family, tb.Name}]
+		id := tableID{tb.Family, tb.Name}
+		tb.Chains = chains[id]
+		if len(tb.Chains) > 0 && handles != nil {
+			tb.Handle = handles[id]
+			tb.ChainHandles = map[string]uint64{}
+			for _, c := range tb.Chains {
+				tb.ChainHandles[c] = chainHandles[id][c]
+			}
+		}
 		out = append(out, tb)
 	}
 	slices.SortFunc(out, func(a, b snapshots.Table) int {
@@ -106,7 +129,8 @@ func captureHostTables(roots snapshots.Roots, inc *incomplete) []snapshots.Table
 	return out
 }
 
-type tableID struct{ family, name string }
+// tableID names a table by family and name.
+type tableID struct{ Family, Name string }
 
 // chainsMatching lists, per table, the sorted names of the chains that
 // match one of globs. A table made between the table and chain dumps has no

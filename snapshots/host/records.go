@@ -227,3 +227,25 @@ func tableDevs(table *[]*mountinfo.Info) map[uint64]bool {
 	}
 	return out
 }
+
+// NSMembers lists the pids of every process in the namespace of kind with
+// inode ino (those whose namespace cannot be read are left out): who else
+// is in a namespace before anything claims it.
+// Equivalent to: lsns -t <kind> -p.
+func NSMembers(kind string, ino uint64) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil || ino == 0 {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if got, err := readNS("/proc", e.Name(), kind); err == nil && got == ino {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

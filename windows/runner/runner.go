@@ -177,9 +177,17 @@ func (x *attempt) harness(what string, err error) {
 	}
 }
 
+// capture takes one snapshot. After the preflight, what appeared under the
+// host-global names since it and is the run's by evidence is claimed in the
+// run's tie record first (reclaim.Claim), so the snapshot is judged with
+// the claims made from it, and the last resort and hostcheck find them.
 func (x *attempt) capture(label string, into *snapshots.Snapshot) {
 	x.harness("snapshot "+label, x.step("snapshot_"+label, func() (err error) {
 		*into, err = host.Capture(x.ctx, label, x.in.Roots, x.in.Decoys)
+		if err != nil || label == criteria.LabelPreflight {
+			return err
+		}
+		*into, err = reclaim.Claim(x.in.Roots, x.in.Scope, x.in.Preflight, *into)
 		return err
 	}))
 }
