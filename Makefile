@@ -193,17 +193,27 @@ nightly-slow: build
 
 ## bench: one pass of the refsup windows and of every described supervisor's smoke set, then the ratios side
 ## by side (snapshot vs its shell equivalent, refsup's checkpoint and restore vs CRIU on the same sessions,
-## harness share per driver, recovery vs its calls, replay throughput); docs/performance.md
+## harness share per driver, recovery vs its calls, replay throughput); then the refsup pass again with
+## BUSY busy loops beside it (scripts/busy.sh, killed whatever happens) and both passes' verdicts side by side
+## (scripts/loadpair): fails when a verdict moved with the load, other than an INVALID the load explains.
+## BENCH_LABELS='W3X' limits both refsup passes to those windows; docs/performance.md
+BUSY ?= 2
+BENCH_LABELS ?=
 bench: build hostcheck $(GINKGO)
 	@mkdir -p $(OUT)
-	rm -f $(OUT)/bench-*.jsonl
-	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/bench-refsup.jsonl >/dev/null || true
+	rm -f $(OUT)/bench-*.jsonl $(OUT)/loaded-refsup.jsonl
+	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/bench-refsup.jsonl \
+	  $(if $(BENCH_LABELS),--label-filter '$(BENCH_LABELS)') >/dev/null || true
 	@for d in $(DESCRIBED); do \
 	  echo "bench: the smoke set of $$d"; \
 	  FAULTWIN_RESULTS_DIR=$(OUT) FAULTWIN_RESULTS_PREFIX=bench- FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	    $(GINKGO) run --label-filter="$$d && smoke" --timeout=10m ./windows >/dev/null || true; \
 	done
 	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) $(OUT)/bench-*.jsonl
+	scripts/busy.sh $(BUSY) $(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/loaded-refsup.jsonl \
+	  $(if $(BENCH_LABELS),--label-filter '$(BENCH_LABELS)') >/dev/null || true
+	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
+	$(GO) run ./scripts/loadpair $(OUT)/bench-refsup.jsonl $(OUT)/loaded-refsup.jsonl
 
 ## run: the main job for a newcomer: install, build, check the host, run the refsup windows of windows/refsup/*.yaml
 ## (a described supervisor's windows under windows/<name>/ are not among them: make windows-<name>; faultwin run names them)

@@ -101,8 +101,14 @@ func u1(c *ctx) Result {
 		j.gap("unknown expected outcome " + strconv.Quote(a.Expect))
 		return j.result("", nil)
 	}
-	lost, _ := a.Loss(a.Target, after)
+	lost, known := a.Loss(a.Target, after)
 	j.note(a.Target + " after: " + after.Text())
+	if s := after.Starved(); !known && s != "" {
+		// A counter that did not move while the workload got no CPU says
+		// nothing of whether it runs (recorded with its progress wait).
+		j.gap(s)
+		return j.result("", nil)
+	}
 	if a.Version >= model.AftermathGraded {
 		return gradedU1(c, j, a, lost, last, hasRetry)
 	}
@@ -162,6 +168,10 @@ func gradedU1(c *ctx, j *judge, a *model.Aftermath, lost string, last model.User
 	for _, r := range a.Rescues {
 		tried = append(tried, r.Step)
 		still, ok := a.Loss(r.Target, r.After)
+		if s := r.After.Starved(); !ok && s != "" {
+			j.gap("after expert step " + r.Step + ": " + s)
+			continue
+		}
 		if !ok {
 			j.gap("expert step " + r.Step + ": the identity before the trigger was not read")
 			continue

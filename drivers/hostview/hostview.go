@@ -161,8 +161,9 @@ func InRoot(name, rel string, find Finder) Locate {
 	}
 }
 
-// Gap is how long Identity waits between its two reads: the payloads count
-// every 100 ms.
+// Gap is how long a workload with no live process at its first read is
+// looked for again (the payloads count every 100 ms; one just started may
+// not be its payload yet).
 const Gap = 300 * time.Millisecond
 
 // Once reads a workload's identity once: what it was before an operation
@@ -174,63 +175,83 @@ func Once(name string, loc Locate) model.Workload { return firstRead(name, loc) 
 var ErrNoProcess = errors.New("no live process")
 
 // Identities reads several workloads' identities: a first read of each,
-// then during (a call the gap need not wait for, or nil), then, once Gap
-// has passed since the first reads, a second read of each. Two races with
-// the host are read through rather than recorded as findings:
+// then during (a call the wait need not wait for, or nil), then each
+// workload's counter is awaited until it moves, for at most ProgressBound
+// after its first read (model.Progress records the wait: how long, the CPU
+// the workload got, the host's load, its processes stopped or frozen).
+// Three races with the host are read through rather than recorded as
+// findings:
 //   - a workload just started may not be its payload yet when first read
 //     (runc init execs the payload after the start call returns): with no
-//     live process at the first read, it is read again after the gap, and
-//     if it is there then, that is its first read;
+//     live process at the first read, it is looked for again until Gap
+//     has passed, and if it is there then, that is its first read;
 //   - processes caught while the kernel tears them down (the first read
-//     came just after a kill returned) are gone at the second read: the
+//     came just after a kill returned) are gone during the wait: the
 //     workload is then recorded with no live process, the pids the first
-//     read saw kept in Err.
+//     read saw kept in Err;
+//   - a file whose boot nonce changes was left by the payload before: the
+//     one that writes now is the workload, and its counter is awaited.
 func Identities(names []string, loc func(name string) Locate, during func()) []model.Workload {
+	return identities(names, loc, during, ProgressBound)
+}
+
+func identities(names []string, loc func(name string) Locate, during func(), bound time.Duration) []model.Workload {
 	out := make([]model.Workload, len(names))
+	xs := make([]*waiter, len(names))
 	t0 := time.Now()
+	runnable0 := runnable()
 	for i, n := range names {
-		out[i] = firstRead(n, loc(n))
+		xs[i] = &waiter{w: &out[i], loc: loc(n)}
+		start(xs[i], n)
 	}
 	if during != nil {
 		during()
 	}
-	time.Sleep(Gap - time.Since(t0))
-	for i, n := range names {
-		w := &out[i]
-		if w.Err != "" {
-			again := firstRead(n, loc(n))
-			if again.Err != "" {
-				continue
-			}
-			*w = again
-			time.Sleep(Gap)
-		}
-		boot, err := readAgain(w, loc(n))
-		if err == nil && boot != w.Boot {
-			// The file outlives its payload: a workload started again
-			// (podman reuses a container's root) may not have written yet
-			// when the first read came, which then read what the payload
-			// before it left. The one that writes now is the workload:
-			// read it twice.
-			prev := w.Boot
-			w.Counter, w.Boot = w.Counter2, boot
-			time.Sleep(Gap)
-			if boot, err = readAgain(w, loc(n)); err == nil && boot != w.Boot {
-				err = fmt.Errorf("boot nonce changed at every read: %s, %s, then %s", prev, w.Boot, boot)
+	for {
+		now, active := time.Now(), false
+		for i, x := range xs {
+			switch {
+			case x.done:
+			case x.file == "" && now.Sub(t0) >= Gap:
+				x.done = true // never there: its first read says why
+			case x.file == "":
+				if now.After(x.next) {
+					start(x, names[i])
+				}
+				active = true
+			default:
+				x.poll(now, bound)
+				if x.done {
+					x.finish(bound, runnable0)
+				}
+				active = active || !x.done
 			}
 		}
-		switch {
-		case errors.Is(err, ErrNoProcess):
-			w.Err = fmt.Sprintf("second read: %v (the first read's pids %s were exiting)", err, pidList(w.PIDs))
-			w.PIDs = nil
-		case err != nil:
-			w.Err = "second read: " + err.Error()
+		if !active {
+			return out
 		}
+		time.Sleep(pollEvery)
 	}
-	return out
+}
+
+// start reads a workload's identity a first time and, when it is there,
+// starts the wait for its progress.
+func start(x *waiter, name string) {
+	var file string
+	*x.w, file = firstReadAt(name, x.loc)
+	x.next = time.Now().Add(appearEvery)
+	if file != "" {
+		x.begin(file)
+	}
 }
 
 func firstRead(name string, loc Locate) model.Workload {
+	w, _ := firstReadAt(name, loc)
+	return w
+}
+
+// firstReadAt reads a workload's identity once, and says from which file.
+func firstReadAt(name string, loc Locate) (model.Workload, string) {
 	w := model.Workload{Name: name, Taken: time.Now().UTC()}
 	file, pids, err := loc()
 	if err == nil {
@@ -239,8 +260,9 @@ func firstRead(name string, loc Locate) model.Workload {
 	}
 	if err != nil {
 		w.Err = err.Error()
+		return w, ""
 	}
-	return w
+	return w, file
 }
 
 func pidList(pids []int) string {
@@ -249,21 +271,6 @@ func pidList(pids []int) string {
 		s[i] = strconv.Itoa(p)
 	}
 	return "[" + strings.Join(s, " ") + "]"
-}
-
-// readAgain reads w's identity file again into its Counter2 and returns
-// the boot nonce the file holds.
-func readAgain(w *model.Workload, loc Locate) (string, error) {
-	file, _, err := loc()
-	if err != nil {
-		return "", err
-	}
-	var boot, marker string
-	w.Counter2, marker, boot, err = readIdentity(file)
-	if err == nil && boot != w.Boot {
-		w.Marker = marker
-	}
-	return boot, err
 }
 
 // readIdentity reads an identity file, again for a moment if it is caught

@@ -20,7 +20,14 @@ type Stat struct {
 	PPID      int
 	Flags     uint64 // PF_* (field 9)
 	StartTime uint64 // clock ticks after boot (field 22)
+	// CPU time in clock ticks (USER_HZ): its own in user and kernel mode,
+	// every thread's (fields 14, 15), and its waited-for children's
+	// (fields 16, 17).
+	UTime, STime, CUTime, CSTime uint64
 }
+
+// CPUTicks is the CPU time the process and its reaped children used.
+func (s Stat) CPUTicks() uint64 { return s.UTime + s.STime + s.CUTime + s.CSTime }
 
 // Zombie reports whether the process has exited and waits to be reaped.
 func (s Stat) Zombie() bool { return s.State == 'Z' || s.State == 'X' }
@@ -35,7 +42,8 @@ func Parse(b []byte) (Stat, error) {
 	}
 	st.Comm = string(b[open+1 : end])
 	rest := b[end+1:]
-	// after ')': state(3) ppid(4) pgrp session tty tpgid flags(9) ... starttime(22)
+	// after ')': state(3) ppid(4) pgrp session tty tpgid flags(9) ... utime(14)
+	// stime cutime cstime(17) ... starttime(22)
 	for field := 3; field <= 22; field++ {
 		rest = bytes.TrimLeft(rest, " ")
 		tok := rest
@@ -57,14 +65,23 @@ func Parse(b []byte) (Stat, error) {
 				return st, fmt.Errorf("stat ppid: %w", err)
 			}
 			st.PPID = v
-		case 9, 22:
+		case 9, 14, 15, 16, 17, 22:
 			v, err := strconv.ParseUint(string(tok), 10, 64)
 			if err != nil {
 				return st, fmt.Errorf("stat field %d: %w", field, err)
 			}
-			if field == 9 {
+			switch field {
+			case 9:
 				st.Flags = v
-			} else {
+			case 14:
+				st.UTime = v
+			case 15:
+				st.STime = v
+			case 16:
+				st.CUTime = v
+			case 17:
+				st.CSTime = v
+			default:
 				st.StartTime = v
 			}
 		}

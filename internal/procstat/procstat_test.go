@@ -9,13 +9,16 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	line := "4242 (a) (b c) S 17 4242 4242 0 -1 4194560 88 0 0 0 0 0 0 0 20 0 1 0 987654 1 2\n"
+	line := "4242 (a) (b c) S 17 4242 4242 0 -1 4194560 88 0 0 0 11 12 13 14 20 0 1 0 987654 1 2\n"
 	st, err := Parse([]byte(line))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st != (Stat{Comm: "a) (b c", State: 'S', PPID: 17, Flags: 4194560, StartTime: 987654}) {
+	if st != (Stat{Comm: "a) (b c", State: 'S', PPID: 17, Flags: 4194560, StartTime: 987654, UTime: 11, STime: 12, CUTime: 13, CSTime: 14}) {
 		t.Errorf("parsed %+v", st)
+	}
+	if st.CPUTicks() != 50 {
+		t.Errorf("CPU ticks %d, want 11+12+13+14", st.CPUTicks())
 	}
 	// A line that ends right after the start time, newline and all.
 	st, err = Parse([]byte(strings.Join(strings.Fields(line)[:24], " ") + "\n"))
