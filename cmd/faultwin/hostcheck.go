@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"faultwin/criteria"
 	"fmt"
 	"io"
 	"strings"
@@ -54,9 +55,15 @@ func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "hostcheck: waited %s for zombies of a run to be reaped\n", j.Waited.Round(10*time.Millisecond))
 	}
 	printSetAside(stdout, "hostcheck", j.SetAside)
+	if alone := criteria.NotFaultwins(j.Snapshot, roots); len(alone) > 0 {
+		fmt.Fprintf(stdout, "hostcheck: not faultwin's, left alone: no run's record claims them (%d):\n", len(alone))
+		for _, l := range alone {
+			fmt.Fprintln(stdout, "  -", l)
+		}
+	}
 	left := j.Left
 	if len(left) == 0 {
-		fmt.Fprintf(stdout, "host clean: nothing of any faultwin run under %s, no dvh* link, no faultwin or CRIU-* table, no X11 socket, no /tmp/.criu.*, nothing a described supervisor claims (%s)\n", *root, describedNames(roots))
+		fmt.Fprintf(stdout, "host clean: nothing of any faultwin run under %s, no dvh* link, no faultwin or CRIU-* table, no X11 socket, no /tmp/.criu.*, nothing any run claimed under the names described supervisors use (%s)\n", *root, describedNames(roots))
 		return nil
 	}
 	fmt.Fprintf(stdout, "host NOT clean (%d leftovers); windows would be INVALID:\n", len(left))
