@@ -19,6 +19,7 @@ import (
 	"faultwin/internal/hosttest"
 	"faultwin/internal/model"
 	"faultwin/snapshots"
+	"faultwin/snapshots/host"
 	"faultwin/windows/runner"
 )
 
@@ -321,16 +322,38 @@ func TestJudgesAgreeOnAnotherSupervisorsSocket(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("fwagree%d", os.Getpid()))
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	stale := func(path string) {
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetUnlinkOnClose(false)
+		l.Close()
+		t.Cleanup(func() { _ = os.Remove(path) })
+	}
+	// Another containerd's stale socket, there before the run: not
+	// faultwin's, never a leftover, never removed.
+	users := filepath.Join(dir, fmt.Sprintf("fwagreeuser%d", os.Getpid()))
+	stale(users)
+	roots := runner.AllRoots(snapshots.DefaultRoots(root))
+	pre, err := host.Capture(context.Background(), "preflight", roots, snapshots.Decoys{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.SetUnlinkOnClose(false)
-	l.Close()
-	t.Cleanup(func() { _ = os.Remove(path) })
+	path := filepath.Join(dir, fmt.Sprintf("fwagree%d", os.Getpid()))
+	stale(path)
+	after, err := host.Capture(context.Background(), "after_death", roots, snapshots.Decoys{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reclaim.Claim(roots, model.NewScope(root, "ragree1"), pre, after); err != nil {
+		t.Fatal(err)
+	}
 	want := "socket " + path + ": no process listens on it"
 	hostcheckLists(t, root, want)
+	if hc, _, _ := runVerb(t, "hostcheck", "--state-root", root); strings.Contains(hc, "socket "+users+": no process") {
+		t.Errorf("hostcheck counts a socket no run claims:\n%s", hc)
+	}
 	said := preflightSays(t, root)
 	if !slices.ContainsFunc(said, func(l string) bool { return strings.HasPrefix(l, want) }) {
 		t.Errorf("a refsup window's preflight does not name the stale socket hostcheck names: %q", said)
@@ -344,5 +367,8 @@ func TestJudgesAgreeOnAnotherSupervisorsSocket(t *testing.T) {
 	}
 	if hc, code, _ := runVerb(t, "hostcheck", "--state-root", root); code != 0 {
 		t.Errorf("host not clean after the sweep:\n%s", hc)
+	}
+	if _, err := os.Lstat(users); err != nil {
+		t.Errorf("sweep --reclaim-names removed a socket no run claims: %v", err)
 	}
 }

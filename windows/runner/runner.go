@@ -203,6 +203,18 @@ func (x *attempt) logf(format string, a ...any) {
 // supervisor died) to reap it: give that a moment before judging, so a
 // reaping in flight does not read as a leftover.
 func (x *attempt) preflight() bool {
+	// Every supervisor's names first: a judge that finds the host clean
+	// drops the tie records, and a window's own narrower names would drop
+	// another supervisor's run's claims unseen.
+	if others, oerr := x.othersLeft(criteria.LabelPreflight); oerr != nil || len(others) > 0 {
+		x.logf("host unclean or unreadable; not running")
+		x.in.PreflightOthers = others
+		x.o.HostLeft, x.o.HostLeftAt = others, "preflight"
+		if oerr != nil {
+			x.o.HostLeft = []string{"host state unreadable: " + oerr.Error()}
+		}
+		return false
+	}
 	j, err := reclaim.JudgeWith(func() (snapshots.Snapshot, error) {
 		x.capture(criteria.LabelPreflight, &x.in.Preflight)
 		if x.in.HarnessErr != "" {
@@ -248,9 +260,10 @@ func (x *attempt) othersLeft(label string) ([]string, error) {
 // it finds would make every later window INVALID, so the caller stops
 // instead (StopMessage).
 func (x *attempt) checkAfter() {
-	j, err := reclaim.Judge(x.ctx, "after", x.in.Roots)
-	if err == nil && j.Clean() {
-		j.Left, err = x.othersLeft("after")
+	var j reclaim.Judgement
+	var err error
+	if j.Left, err = x.othersLeft("after"); err == nil && len(j.Left) == 0 {
+		j, err = reclaim.Judge(x.ctx, "after", x.in.Roots)
 	}
 	switch {
 	case err != nil:
