@@ -145,7 +145,11 @@ type Point struct {
 	Desc  string   `yaml:"desc"`
 }
 
-// Owns lists the host-global names the supervisor makes for a run.
+// Owns lists the host-global names under which the supervisor makes a
+// run's objects. A name is where to look, never evidence: an object under
+// it is the run's only when the run's tie record claims it (snapshots.Claim).
+// A fixed name (podman0, docker0) is refused: every run and every user of
+// the supervisor share it, so no run can ever claim it.
 type Owns struct {
 	Links  []string `yaml:"links"`
 	Netns  []string `yaml:"netns"`
@@ -592,11 +596,26 @@ func (c *checker) names(d *Description) {
 			}
 		}
 	}
-	globs("owns.links", d.Owns.Links)
-	globs("owns.netns", d.Owns.Netns)
-	globs("owns.chains", d.Owns.Chains)
-	globs("owns.sockets", d.Owns.Sockets)
+	owned := func(field string, gs []string) {
+		globs(field, gs)
+		for i, g := range gs {
+			switch {
+			case strings.Contains(g, "{"):
+				c.addf(fmt.Sprintf("%s[%d]", field, i), "%q: placeholders are not expanded here (these names are matched for every run); match the run's names with a glob, like fwr* for fw{run}", g)
+			case fixedName(g):
+				c.addf(fmt.Sprintf("%s[%d]", field, i), "%q is one fixed name that every run and every user of the supervisor share, so no run can claim it: give each run its own (a name with the run id, like fw{run}, matched here as fwr*) or a glob whose matches a run claims by provenance", g)
+			}
+		}
+	}
+	owned("owns.links", d.Owns.Links)
+	owned("owns.netns", d.Owns.Netns)
+	owned("owns.chains", d.Owns.Chains)
+	owned("owns.sockets", d.Owns.Sockets)
 	for i, g := range d.Owns.State {
+		if !strings.HasPrefix(g, "{state}/") && fixedName(g) {
+			c.addf(fmt.Sprintf("owns.state[%d]", i), "%q is one fixed path outside the run's state dir, shared by every run and user: give a glob whose every match is one workload's state", g)
+			continue
+		}
 		rest, inState := strings.CutPrefix(g, "{state}/")
 		_, err := path.Match(strings.ReplaceAll(g, "{state}", "x"), "")
 		switch {
@@ -611,6 +630,9 @@ func (c *checker) names(d *Description) {
 		}
 	}
 }
+
+// fixedName reports whether g matches exactly one name (no glob character).
+func fixedName(g string) bool { return !strings.ContainsAny(g, "*?[") }
 
 // phases checks an operation's phases: named once each, one kind of
 // evidence each, naming roles the description has.
