@@ -213,8 +213,14 @@ func (x *attempt) preflight() bool {
 		if oerr != nil {
 			x.o.HostLeft = []string{"host state unreadable: " + oerr.Error()}
 		}
+		// The row still shows the host as the window's names see it (PRE
+		// judges it); no judge runs on it, so no tie record is dropped.
+		x.capture(criteria.LabelPreflight, &x.in.Preflight)
 		return false
 	}
+	// Every supervisor's names found the host clean just now (the judge
+	// hostcheck is, so the two cannot disagree); this judge is the
+	// window's own, whose snapshot the window's claims start from.
 	j, err := reclaim.JudgeWith(func() (snapshots.Snapshot, error) {
 		x.capture(criteria.LabelPreflight, &x.in.Preflight)
 		if x.in.HarnessErr != "" {
@@ -222,16 +228,6 @@ func (x *attempt) preflight() bool {
 		}
 		return x.in.Preflight, nil
 	}, x.in.Roots)
-	if err == nil && j.Clean() {
-		// The judge hostcheck is: every supervisor's names, not only this
-		// window's driver's, so the two cannot disagree.
-		if others, oerr := x.othersLeft(criteria.LabelPreflight); oerr != nil {
-			err = oerr
-		} else if len(others) > 0 {
-			x.in.PreflightOthers = others
-			j.Left = others
-		}
-	}
 	if err != nil || !j.Clean() {
 		x.logf("host unclean or unreadable; not running")
 		x.o.HostLeft, x.o.HostLeftAt = j.Left, "preflight"
