@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"faultwin/drivers/catalog"
 )
 
 // The exit codes every verb shares. A verb's own usage says which of them
@@ -86,7 +88,15 @@ type verbFlags struct {
 	verb  string
 	usage string // synopsis and what the verb does; the flags follow
 	out   io.Writer
-	pos   []string // the positional arguments, once parsed
+	pos   []string  // the positional arguments, once parsed
+	sups  *listFlag // --supervisor, on the verbs that load drivers
+}
+
+// supervisors adds --supervisor FILE (repeatable) to a verb that loads
+// drivers: the same as naming FILE in FAULTWIN_SUPERVISORS.
+func (f *verbFlags) supervisors() {
+	f.sups = &listFlag{}
+	f.Var(f.sups, "supervisor", "load the supervisor description `FILE` (or every *.yaml of a directory) besides the built-in ones; repeatable; the same as naming it in "+catalog.EnvDirs)
 }
 
 // newFlags returns the flag set of verb. usage starts with the verb's
@@ -143,6 +153,14 @@ func (f *verbFlags) parse(args []string) error {
 		f.pos, args = append(f.pos, rest[0]), rest[1:]
 	}
 	f.pos = append(f.pos, tail...)
+	if f.sups != nil {
+		for _, p := range *f.sups {
+			if _, err := os.Stat(p); err != nil {
+				return f.usagef("--supervisor %s: %v", p, err)
+			}
+		}
+		catalog.Use(*f.sups)
+	}
 	return nil
 }
 

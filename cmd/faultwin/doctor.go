@@ -32,6 +32,7 @@ missing, 64 a usage error.
 
 func runDoctor(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "doctor", doctorUsage)
+	fs.supervisors()
 	criu := fs.String("criu", envOr("FAULTWIN_CRIU", doctor.DefaultCRIU), "absolute path of the criu binary (env FAULTWIN_CRIU)")
 	path := fs.String("path", "", "PATH to search for Xvfb, openbox and the commands the drivers require (default: the process's PATH)")
 	if err := fs.parse(args); err != nil {

@@ -12,7 +12,7 @@ import (
 	"faultwin/windows/runner"
 )
 
-const expectUsage = `usage: faultwin expect --windows DIR [--supervisor NAME] ROWS...
+const expectUsage = `usage: faultwin expect --windows DIR [--name NAME] [--supervisor FILE] ROWS...
 
 Learns the expected outcomes of a described supervisor's windows from its
 recorded soaks and writes DIR/expected/outcomes.yaml: for every window
@@ -31,8 +31,9 @@ Exit status: 0 written, 1 a window has no rows, 64 a usage error.
 
 func runExpect(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "expect", expectUsage)
+	fs.supervisors()
 	dir := fs.String("windows", "", "the suite's directory (windows/<name>)")
-	name := fs.String("supervisor", "", "the supervisor's name for the header (default: DIR's last element)")
+	name := fs.String("name", "", "the supervisor's name for the header (default: DIR's last element)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -101,6 +102,7 @@ usage error.
 
 func runDrift(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "drift", driftUsage)
+	fs.supervisors()
 	dir := fs.String("windows", "", "the suite's directory (windows/<name>)")
 	if err := fs.parse(args); err != nil {
 		return err

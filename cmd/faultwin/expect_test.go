@@ -40,7 +40,7 @@ func TestExpectationsAreLearned(t *testing.T) {
 			slices.Sort(sources)
 			dir := t.TempDir()
 			copyTree(t, suite, filepath.Join(dir, "suite"))
-			args := []string{"expect", "--windows", filepath.Join(dir, "suite"), "--supervisor", filepath.Base(suite)}
+			args := []string{"expect", "--windows", filepath.Join(dir, "suite"), "--name", filepath.Base(suite)}
 			wd, _ := os.Getwd()
 			t.Cleanup(func() { _ = os.Chdir(wd) })
 			if err := os.Chdir("../.."); err != nil {

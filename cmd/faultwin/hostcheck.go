@@ -35,6 +35,7 @@ description does not load), 64 a usage error.
 
 func runHostcheck(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "hostcheck", hostcheckUsage)
+	fs.supervisors()
 	root := fs.String("state-root", model.DefaultStateRoot, "refsup state root")
 	if err := fs.parse(args); err != nil {
 		return err

@@ -42,6 +42,7 @@ not exist, no YAML file).
 
 func runLint(_ context.Context, stdout io.Writer, args []string) error {
 	fs0 := newFlags(stdout, "lint", lintUsage)
+	fs0.supervisors()
 	if err := fs0.parse(args); err != nil {
 		return err
 	}

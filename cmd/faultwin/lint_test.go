@@ -73,3 +73,24 @@ func TestHostcheckRefusesABrokenDescription(t *testing.T) {
 		t.Errorf("hostcheck with a broken description:\n%s", out)
 	}
 }
+
+// --supervisor FILE loads a description for one call, as
+// FAULTWIN_SUPERVISORS does, and only for that call: the tutorial's
+// commands need no environment.
+func TestSupervisorFlag(t *testing.T) {
+	out, code, _ := runVerb(t, "hostcheck", "--supervisor", "testdata/lint/supervisors/broken.yaml", "--state-root", t.TempDir())
+	if code != 1 || !strings.Contains(out, "broken.yaml:4: timeout_ms: `30s` is a string") {
+		t.Errorf("hostcheck --supervisor broken.yaml: exit %d:\n%s", code, out)
+	}
+	out, _, _ = runVerb(t, "doctor", "--supervisor", "testdata/lint/supervisors/demo.yaml")
+	if !strings.Contains(out, "MISSING demo ") {
+		t.Errorf("doctor --supervisor demo.yaml does not check demo's binary:\n%s", out)
+	}
+	out, _, _ = runVerb(t, "doctor")
+	if strings.Contains(out, "demo") {
+		t.Errorf("the description of an earlier call is still loaded:\n%s", out)
+	}
+	if _, code, err := runVerb(t, "lint", "--supervisor", "testdata/no-such.yaml", "testdata/lint/supervisors/demo.yaml"); code != exitUsage || !strings.Contains(fmt.Sprint(err), "--supervisor testdata/no-such.yaml") {
+		t.Errorf("a missing description: exit %d (%v), want %d naming it", code, err, exitUsage)
+	}
+}

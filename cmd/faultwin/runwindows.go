@@ -96,6 +96,7 @@ type windowFlags struct {
 }
 
 func addWindowFlags(fs *verbFlags, defaultOut string) *windowFlags {
+	fs.supervisors()
 	return &windowFlags{
 		verb:    fs.verb,
 		dir:     fs.String("windows", defaultWindows, "directory of window definitions: DIR/*.yaml only (windows/<name>: one supervisor's windows); a directory of such directories is refused, naming them"),

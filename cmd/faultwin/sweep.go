@@ -44,6 +44,7 @@ in the output), 64 a usage error.
 // what runs whose state directory is gone left behind (sweepOrphans).
 func runSweep(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "sweep", sweepUsage)
+	fs.supervisors()
 	root := fs.String("state-root", model.DefaultStateRoot, "refsup state root")
 	bin := fs.String("refsup", filepath.Join(selfDir(), "refsup"), "refsup binary")
 	names := fs.Bool("reclaim-names", false, "for runs of a described supervisor (podman), also remove the host-global names its description claims (named netns, bridge ports, chains); without it they are only listed, since outside a window they may be another user's")

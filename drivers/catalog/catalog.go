@@ -1,6 +1,6 @@
 // Package catalog names the drivers faultwin knows: refsup, written in Go,
 // and every supervisor described as data (drivers/described/supervisors/*.yaml, and the files
-// FAULTWIN_SUPERVISORS names). Adding a driver means adding it here or
+// FAULTWIN_SUPERVISORS and a verb's --supervisor flags name). Adding a driver means adding it here or
 // writing a description; the loader, the criteria and the runner stay as
 // they are.
 package catalog
@@ -37,15 +37,48 @@ type entry struct {
 }
 
 var (
-	once    sync.Once
+	mu      sync.Mutex
+	loaded  bool
+	loadKey string   // the extra descriptions the table was built with
+	given   []string // the files of --supervisor flags (Use)
 	known   map[string]entry
 	loadErr error
 )
 
-// load builds the table once: refsup, the built-in descriptions, then the
-// ones named by FAULTWIN_SUPERVISORS. A description that does not parse is
-// an error of every call, so a typo is never a silently missing driver.
-func load() {
+// Use adds description files or directories to the ones
+// FAULTWIN_SUPERVISORS names, for the rest of the process: a verb's
+// --supervisor flags. The table is built again on its next use.
+func Use(paths []string) {
+	mu.Lock()
+	defer mu.Unlock()
+	given = slices.Clone(paths)
+}
+
+// extra is the colon-separated list of extra descriptions: the
+// environment's, then the flags'.
+func extra() string {
+	parts := []string{}
+	if env := os.Getenv(described.EnvDirs); env != "" {
+		parts = append(parts, env)
+	}
+	return strings.Join(append(parts, given...), ":")
+}
+
+// ensure builds the table when it was never built or the extra
+// descriptions changed since.
+func ensure() {
+	mu.Lock()
+	defer mu.Unlock()
+	if key := extra(); !loaded || key != loadKey {
+		load(key)
+		loaded, loadKey = true, key
+	}
+}
+
+// load builds the table: refsup, the built-in descriptions, then the
+// extra ones. A description that does not parse is an error of every
+// call, so a typo is never a silently missing driver.
+func load(extra string) {
 	known = map[string]entry{
 		refsup.Name: {
 			spec: refsup.Spec,
@@ -53,7 +86,7 @@ func load() {
 		},
 	}
 	descs, err := described.LoadFS(supervisors.Files, "drivers/described/supervisors/")
-	if extra := os.Getenv(described.EnvDirs); extra != "" {
+	if extra != "" {
 		more, err2 := described.LoadPaths(extra, descs...)
 		descs = append(descs, more...)
 		err = errors.Join(err, err2)
@@ -75,11 +108,11 @@ func load() {
 }
 
 // Err reports descriptions that could not be read.
-func Err() error { once.Do(load); return loadErr }
+func Err() error { ensure(); return loadErr }
 
 // Names returns the known drivers, sorted.
 func Names() []string {
-	once.Do(load)
+	ensure()
 	out := make([]string, 0, len(known))
 	for n := range known {
 		out = append(out, n)
@@ -90,7 +123,7 @@ func Names() []string {
 
 // Specs returns every known driver's published spec.
 func Specs() []model.DriverSpec {
-	once.Do(load)
+	ensure()
 	out := make([]model.DriverSpec, 0, len(known))
 	for _, n := range Names() {
 		out = append(out, known[n].spec())
@@ -100,7 +133,7 @@ func Specs() []model.DriverSpec {
 
 // Spec returns the spec of the driver named name.
 func Spec(name string) (model.DriverSpec, bool) {
-	once.Do(load)
+	ensure()
 	e, ok := known[name]
 	if !ok {
 		return model.DriverSpec{}, false
@@ -111,13 +144,13 @@ func Spec(name string) (model.DriverSpec, bool) {
 // Description returns the description of a described driver (nil for
 // refsup).
 func Description(name string) *described.Description {
-	once.Do(load)
+	ensure()
 	return known[name].desc
 }
 
 // New returns a fresh driver named name.
 func New(name string, o Options) (drivers.Driver, error) {
-	once.Do(load)
+	ensure()
 	e, ok := known[name]
 	if !ok {
 		if loadErr != nil {
@@ -201,7 +234,7 @@ const EnvDirs = described.EnvDirs
 // (faultwin lint checks a user's before it is installed): its driver's
 // published spec, or every problem of the file.
 func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
-	once.Do(load)
+	ensure()
 	var bases []*described.Description
 	for _, name := range Names() {
 		if d := known[name].desc; d != nil {

@@ -47,7 +47,7 @@ func LoadPaths(list string, bases ...*Description) ([]*Description, error) {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w (set by %s)", p, err, EnvDirs))
+			errs = append(errs, fmt.Errorf("%s: %w (given by --supervisor or %s)", p, err, EnvDirs))
 			continue
 		}
 		files := []string{p}
