@@ -50,7 +50,7 @@ func runLint(_ context.Context, stdout io.Writer, args []string) error {
 	if len(paths) == 0 {
 		paths = []string{"drivers/described/supervisors", "windows"}
 	}
-	files, err := yamlFiles(paths)
+	files, misnamed, err := yamlFiles(paths)
 	if err != nil {
 		return fs0.usagef("%v", err)
 	}
@@ -59,6 +59,12 @@ func runLint(_ context.Context, stdout io.Writer, args []string) error {
 	var descs, windows []yamlFile
 	var outcomes []string
 	var problems []error
+	// Every loader reads *.yaml only: a .yml file would be skipped
+	// silently by the run that trusts this lint.
+	for _, f := range misnamed {
+		problems = append(problems, fmt.Errorf("%s:1: document: every loader reads *%s files only, so this one would be skipped (rename it to %s)",
+			f, definitions.Ext, strings.TrimSuffix(filepath.Base(f), ".yml")+definitions.Ext))
+	}
 	for _, f := range files {
 		if filepath.Base(filepath.Dir(f)) == "expected" {
 			outcomes = append(outcomes, f) // read by its own reader
@@ -108,7 +114,7 @@ func runLint(_ context.Context, stdout io.Writer, args []string) error {
 		}
 	}
 	if n > 0 {
-		return statusExit{exitFail, fmt.Sprintf("lint: %d problems in %d files (%d descriptions, %d window files, %d outcomes files)", n, len(files), len(descs), len(windows), len(outcomes))}
+		return statusExit{exitFail, fmt.Sprintf("lint: %d problems in %d files (%d descriptions, %d window files, %d outcomes files)", n, len(files)+len(misnamed), len(descs), len(windows), len(outcomes))}
 	}
 	fmt.Fprintf(stdout, "lint: %d files, no problem (%d descriptions, %d window files, %d outcomes files)\n", len(files), len(descs), len(windows), len(outcomes))
 	return nil
@@ -136,15 +142,19 @@ func isDescription(path string, data []byte) bool {
 }
 
 // yamlFiles lists the *.yaml files of paths: a file as given, a directory
-// the files below it, in name order.
-func yamlFiles(paths []string) ([]string, error) {
-	var out []string
+// the files below it, in name order; and apart, the *.yml files below a
+// directory (misnamed: no loader reads them).
+func yamlFiles(paths []string) (out, misnamed []string, _ error) {
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !st.IsDir() {
+			if strings.HasSuffix(p, ".yml") {
+				misnamed = append(misnamed, p)
+				continue
+			}
 			out = append(out, p)
 			continue
 		}
@@ -156,17 +166,21 @@ func yamlFiles(paths []string) ([]string, error) {
 			if d.IsDir() && d.Name() == "testdata" && path != p {
 				return filepath.SkipDir // test inputs, broken on purpose
 			}
-			if !d.IsDir() && strings.HasSuffix(path, definitions.Ext) {
+			switch {
+			case d.IsDir():
+			case strings.HasSuffix(path, definitions.Ext):
 				out = append(out, path)
+			case strings.HasSuffix(path, ".yml"):
+				misnamed = append(misnamed, path)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if len(out) == n {
-			return nil, errors.New(p + ": no *.yaml file below it")
+		if len(out) == n && len(misnamed) == 0 {
+			return nil, nil, errors.New(p + ": no *.yaml file below it")
 		}
 	}
-	return out, nil
+	return out, misnamed, nil
 }

@@ -94,3 +94,23 @@ func TestSupervisorFlag(t *testing.T) {
 		t.Errorf("a missing description: exit %d (%v), want %d naming it", code, err, exitUsage)
 	}
 }
+
+// A .yml file below a directory lint checks is a problem, not skipped:
+// every loader reads *.yaml only, so the run would never see it.
+func TestLintRefusesYml(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/lint/supervisors/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/demo.yaml", src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/more.yml", []byte("windows: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code, _ := runVerb(t, "lint", dir)
+	if code != exitFail || !strings.Contains(out, dir+"/more.yml:1: document: every loader reads *.yaml files only") || !strings.Contains(out, "rename it to more.yaml") {
+		t.Errorf("lint DIR with a .yml file: exit %d:\n%s", code, out)
+	}
+}

@@ -54,6 +54,11 @@ func LoadPaths(list string, bases ...*Description) ([]*Description, error) {
 		if st.IsDir() {
 			files, _ = filepath.Glob(filepath.Join(p, "*.yaml"))
 			slices.Sort(files)
+			// a .yml description would be missing without a word
+			yml, _ := filepath.Glob(filepath.Join(p, "*.yml"))
+			for _, f := range yml {
+				errs = append(errs, fmt.Errorf("%s:1: document: descriptions are read from *.yaml files only (rename it to %s.yaml)", f, strings.TrimSuffix(filepath.Base(f), ".yml")))
+			}
 		}
 		for _, f := range files {
 			b, err := os.ReadFile(f)

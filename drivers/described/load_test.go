@@ -29,6 +29,12 @@ func TestLoadPathsAndFS(t *testing.T) {
 		!strings.Contains(err.Error(), "missing.yaml") || !strings.Contains(err.Error(), EnvDirs) {
 		t.Fatalf("LoadPaths with a bad and a missing file = %d, %v", len(ds), err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "other.yml"), []byte(minimal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err = LoadPaths(dir); len(ds) != 1 || err == nil || !strings.Contains(err.Error(), "other.yml:1: document: descriptions are read from *.yaml files only (rename it to other.yaml)") {
+		t.Fatalf("LoadPaths of a dir with a .yml = %d, %v", len(ds), err)
+	}
 	ds, err = LoadFS(fstest.MapFS{"demo.yaml": {Data: []byte(minimal)}, "notes.txt": {Data: []byte("x")}}, "supervisors/")
 	if err != nil || len(ds) != 1 || ds[0].File != "supervisors/demo.yaml" {
 		t.Fatalf("LoadFS = %v, %v", ds, err)
