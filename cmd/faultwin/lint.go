@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,10 +97,13 @@ func runLint(_ context.Context, stdout io.Writer, args []string) error {
 	for _, n := range slices.Sorted(maps.Keys(specs)) {
 		all = append(all, specs[n])
 	}
+	families := shippedFamilies(all)
 	for _, f := range windows {
-		if _, err := definitions.ParseFile(f.path, f.data, all); err != nil {
+		ws, err := definitions.ParseFile(f.path, f.data, all)
+		if err != nil {
 			problems = append(problems, err)
 		}
+		problems = append(problems, familyClashes(f.path, ws, families)...)
 	}
 	for _, f := range outcomes {
 		if _, err := expected.ReadExpectations(f); err != nil {
@@ -183,4 +187,56 @@ func yamlFiles(paths []string) (out, misnamed []string, _ error) {
 		}
 	}
 	return out, misnamed, nil
+}
+
+// A window's family id names its rows in every report, merge and replay of
+// rows of several supervisors together: it must be unique across them.
+// familyClashes names the families of ws (from file) already defined in
+// another directory, and adds ws's to seen.
+func familyClashes(file string, ws []model.Window, seen map[string]model.Window) []error {
+	var errs []error
+	dir := filepath.Clean(filepath.Dir(file))
+	for _, w := range ws {
+		prev, ok := seen[w.Family]
+		switch {
+		case !ok:
+			seen[w.Family] = w
+		case filepath.Clean(filepath.Dir(prev.File)) != dir && !sameFile(prev.File, file):
+			errs = append(errs, fmt.Errorf("%s:%d: id: %q is already the id of a window family in %s:%d (%s); ids are unique across every supervisor's windows: choose another",
+				file, w.Line, w.Family, prev.File, prev.Line, cmp.Or(prev.Driver, model.DefaultDriver)))
+		}
+	}
+	return errs
+}
+
+// shippedFamilies reads the family ids of the window directories of the
+// repository lint runs in (windows/*/), so a user's windows checked alone
+// are still held against them; none when lint runs elsewhere.
+func shippedFamilies(specs []model.DriverSpec) map[string]model.Window {
+	seen := map[string]model.Window{}
+	dirs, _ := filepath.Glob(filepath.Join("windows", "*"))
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join(d, "*"+definitions.Ext))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			ws, _ := definitions.ParseFile(f, b, specs) // its own problems are reported when it is linted
+			for _, w := range ws {
+				if _, ok := seen[w.Family]; !ok {
+					seen[w.Family] = w
+				}
+			}
+		}
+	}
+	return seen
+}
+
+// sameFile reports whether a and b name one file (a relative and an
+// absolute spelling).
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,5 +113,35 @@ func TestLintRefusesYml(t *testing.T) {
 	out, code, _ := runVerb(t, "lint", dir)
 	if code != exitFail || !strings.Contains(out, dir+"/more.yml:1: document: every loader reads *.yaml files only") || !strings.Contains(out, "rename it to more.yaml") {
 		t.Errorf("lint DIR with a .yml file: exit %d:\n%s", code, out)
+	}
+}
+
+// A window family id is unique across every supervisor's windows: rows of
+// several supervisors are merged, reported and replayed together by id.
+func TestLintRefusesAFamilyIdOfAnotherDirectory(t *testing.T) {
+	files, err := filepath.Glob("../../windows/refsup/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no refsup window files: %v", err)
+	}
+	src, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, d, "w.yaml"), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code, _ := runVerb(t, "lint", filepath.Join(root, "a"), filepath.Join(root, "b"))
+	want := regexp.MustCompile(regexp.QuoteMeta(filepath.Join(root, "b", "w.yaml")) + `:\d+: id: "[A-Z0-9]+" is already the id of a window family in ` + regexp.QuoteMeta(filepath.Join(root, "a", "w.yaml")))
+	if code != exitFail || !want.MatchString(out) {
+		t.Errorf("the same family in two directories: exit %d:\n%s", code, out)
+	}
+	if out, code, _ := runVerb(t, "lint", filepath.Join(root, "a")); code != 0 {
+		t.Errorf("one directory alone: exit %d:\n%s", code, out)
 	}
 }
