@@ -433,6 +433,9 @@ func (c *checker) check(d *Description) {
 		c.command(fmt.Sprintf("setup[%d]", i), s, vars, true)
 	}
 	c.optional("precondition.cold", d.Precondition.Cold, vars)
+	if len(d.Precondition.Cold) > 0 && !slices.ContainsFunc(d.Precondition.Cold, func(a string) bool { return strings.Contains(a, "{n}") }) {
+		c.addf("precondition.cold", "names no {n}: every cold session is started by the same command, so they clash or are one (fw1 where fw{n} is meant)")
+	}
 	c.optional("precondition.checkpoint", d.Precondition.Checkpoint, vars)
 	c.optional("precondition.restored", d.Precondition.Restored, vars)
 	if len(d.Operations) == 0 {
@@ -631,6 +634,16 @@ func (c *checker) names(d *Description) {
 	}
 }
 
+// phaseEvidence is what enters ph: "appeared criu", "cgroup /x/*".
+func phaseEvidence(ph Phase) string {
+	for _, e := range []struct{ k, v string }{{"appeared", ph.Appeared}, {"gone", ph.Gone}, {"forked", ph.Forked}, {"cgroup", ph.Cgroup}, {"mounted", ph.Mounted}} {
+		if e.v != "" {
+			return e.k + " " + e.v
+		}
+	}
+	return ""
+}
+
 // fixedName reports whether g matches exactly one name (no glob character).
 func fixedName(g string) bool { return !strings.ContainsAny(g, "*?[") }
 
@@ -638,6 +651,7 @@ func fixedName(g string) bool { return !strings.ContainsAny(g, "*?[") }
 // evidence each, naming roles the description has.
 func (c *checker) phases(d *Description, field string, phases []Phase, vars []string) {
 	seen := map[string]bool{}
+	evidence := map[string]int{} // "appeared criu" -> the phase that gives it
 	for i, ph := range phases {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch {
@@ -673,6 +687,19 @@ func (c *checker) phases(d *Description, field string, phases []Phase, vars []st
 		}
 		if kinds > 1 {
 			c.addf(f, "gives %d kinds of evidence; a phase is entered by one (appeared, gone, forked, cgroup or mounted)", kinds)
+		}
+		if kinds == 1 {
+			key := phaseEvidence(ph)
+			if j, dup := evidence[key]; dup {
+				c.addf(f, "%s: the same evidence as %s[%d] (%s), so the two are entered at once; give each phase its own", key, field, j, phases[j].Name)
+			}
+			evidence[key] = i
+		}
+		if ph.Gone != "" && !slices.ContainsFunc(phases[:i], func(p Phase) bool { return p.Appeared == ph.Gone || p.Forked == ph.Gone }) {
+			c.addf(f+".gone", "%q: no earlier phase of this operation saw it appear (appeared or forked), so its going can come before the phase is armed: give the phase it appears in first", ph.Gone)
+		}
+		if ph.Cgroup != "" && !strings.Contains(ph.Cgroup, "{run}") {
+			c.addf(f+".cgroup", "%q is outside the run's cgroup: a cgroup of another run or of the host would enter the phase; give a glob under the run's cgroup parent, like /faultwin/{run}/libpod-*", ph.Cgroup)
 		}
 		if kinds == 0 && i > 0 {
 			c.addf(f, "no evidence: only the first phase is entered at the operation's start; give appeared, gone, forked, cgroup or mounted")

@@ -44,7 +44,7 @@ binary: demo
 timeout_ms: 1000
 base: [demo, --root, "{state}"]
 precondition:
-  cold: ["{base}", start, "s{n}"]
+  cold: ["{base}", start, "s{n}", --env, "DEMO_SESSION=s{n}"]
 operations:
   stop:
     run: ["{base}", stop, s1]
@@ -107,6 +107,11 @@ func TestDescriptionErrors(t *testing.T) {
 		{"placeholder in a link name", "points:", "owns:\n  links: [\"fw{run}\"]\npoints:", "demo.yaml:16: owns.links[0]: \"fw{run}\": placeholders are not expanded here"},
 		{"fixed socket path", "points:", "owns:\n  sockets: [/run/demo.sock]\npoints:", "owns.sockets[0]: \"/run/demo.sock\" is one fixed name"},
 		{"fixed state path outside the state dir", "points:", "owns:\n  state: [/run/demo/state]\npoints:", "owns.state[0]: \"/run/demo/state\" is one fixed path outside the run's state dir"},
+		{"cold without {n}", `start, "s{n}", --env, "DEMO_SESSION=s{n}"]`, `start, "s1", --env, "DEMO_SESSION=s1"]`, "demo.yaml:6: precondition.cold: names no {n}"},
+		{"env never set", `, --env, "DEMO_SESSION=s{n}"]`, `]`, "recovery.env: \"DEMO_SESSION\": neither precondition.cold nor the setup or vars it uses names it"},
+		{"two phases with one evidence", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: a, appeared: helper}\n      - {name: b, appeared: helper}", "operations.stop.phases[2]: appeared helper: the same evidence as operations.stop.phases[1] (a)"},
+		{"gone before appeared", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: done, gone: helper}", "operations.stop.phases[1].gone: \"helper\": no earlier phase of this operation saw it appear"},
+		{"cgroup outside the run", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: tasks, cgroup: \"/faultwin/*/demo-*\"}", "operations.stop.phases[1].cgroup: \"/faultwin/*/demo-*\" is outside the run's cgroup"},
 		{"shared without why", "points:", "shared:\n  - key: \"chain ip nat X\"\npoints:", "demo.yaml:16: shared[0].why: missing"},
 		{"bad yaml", "roles:", "roles: [", "demo.yaml:12: yaml: did not find expected"},
 		{"no retry for an operation", "    stop: {expect: runs", "    stopp: {expect: runs", "demo.yaml:32: recovery.retry: no retry for operation stop"},

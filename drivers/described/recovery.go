@@ -127,6 +127,8 @@ func (c *checker) recovery(d *Description, vars []string) {
 	}
 	if !envPattern.MatchString(r.Env) {
 		c.addf("recovery.env", "%q: give the variable (like FAULTWIN_SESSION) a workload's processes carry, set to its name", r.Env)
+	} else if len(d.Precondition.Cold) > 0 && !setsEnv(d, r.Env) {
+		c.addf("recovery.env", "%q: neither precondition.cold nor the setup or vars it uses names it, so no process of a workload carries it (set it in precondition.cold, like --env %s=fw{n})", r.Env, r.Env)
 	}
 	if !path.IsAbs(r.Identity) {
 		c.addf("recovery.identity", "%q: give the absolute path, inside the workload, its payload writes \"<counter> <marker> <boot>\" to", r.Identity)
@@ -314,4 +316,20 @@ func (l List) state(word string) string {
 		}
 	}
 	return ""
+}
+
+// setsEnv reports whether the commands that start a workload (the cold
+// precondition, the setup that may write its config, the vars they use)
+// name env at all.
+func setsEnv(d *Description, env string) bool {
+	has := func(c Command) bool { return slices.ContainsFunc(c, func(a string) bool { return strings.Contains(a, env) }) }
+	if has(d.Precondition.Cold) || slices.ContainsFunc(d.Setup, has) {
+		return true
+	}
+	for _, v := range d.Vars {
+		if strings.Contains(v, env) {
+			return true
+		}
+	}
+	return false
 }
