@@ -322,7 +322,9 @@ func (l List) state(word string) string {
 // precondition, the setup that may write its config, the vars they use)
 // name env at all.
 func setsEnv(d *Description, env string) bool {
-	has := func(c Command) bool { return slices.ContainsFunc(c, func(a string) bool { return strings.Contains(a, env) }) }
+	has := func(c Command) bool {
+		return slices.ContainsFunc(c, func(a string) bool { return strings.Contains(a, env) })
+	}
 	if has(d.Precondition.Cold) || slices.ContainsFunc(d.Setup, has) {
 		return true
 	}
