@@ -34,7 +34,7 @@ func Spec() model.DriverSpec {
 	}
 	pts = append(pts, externalPoints...)
 	return model.DriverSpec{Name: Name, Operations: slices.Clone(operations), Points: pts, Precondition: precondition,
-		Names: model.HostNames{State: StateEntries}}
+		Names: model.HostNames{State: StateEntries}, Ledger: true}
 }
 
 // precondition says what an operation needs that pre lacks: the armed

@@ -74,6 +74,10 @@ type DriverSpec struct {
 	// Names are the supervisor's host-global names (none for refsup, whose
 	// names follow the run naming rules).
 	Names HostNames
+	// Ledger: the driver records, in its run's state dir, a ledger of the
+	// mounts it makes (refsup's), which O1 and P4 judge; a supervisor
+	// described as data keeps none faultwin can read.
+	Ledger bool
 	// Source is where the spec was described ("drivers/described/supervisors/podman.yaml"),
 	// empty for a driver written in Go.
 	Source string

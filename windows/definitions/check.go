@@ -85,6 +85,11 @@ func crossCheck(p *problems, f *family, fields fieldNodes) {
 			p.add(line("precondition"), "precondition", msg, fix)
 		}
 	}
+	for _, c := range []string{model.O1, model.P4} {
+		if slices.Contains(f.Criteria, c) && !f.spec.Ledger {
+			p.addf(line("criteria"), "criteria", "remove "+c, "%s judges the ledger of mounts a run keeps, and %s keeps none faultwin reads: it could never be judged", c, f.Driver)
+		}
+	}
 	if !slices.Contains(f.Criteria, model.F1) {
 		p.add(line("criteria"), "criteria", "F1 is missing: without it a window whose fault never fired could pass", "add F1")
 	}

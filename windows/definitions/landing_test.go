@@ -92,3 +92,21 @@ func TestLandsInRequiredAndPerDelay(t *testing.T) {
 		}
 	}
 }
+
+// O1 and P4 judge the ledger of mounts a run keeps; a supervisor described
+// as data keeps none, so a window of it asking for them is refused rather
+// than never judged.
+func TestLedgerCriteriaNeedALedger(t *testing.T) {
+	text := "id: PX\ndriver: phased\noperation: restore\npoint: restore.op_at_criu\nlands_in: criu_restoring\n" +
+		"precondition: {cold: 1, checkpoint: true}\ncriteria: [F1, O1, P1, P4]\ndescription: a phased window\n"
+	_, err := LoadFS(fstest.MapFS{"windows/a.yaml": {Data: []byte(text)}}, "windows", append(testSpecs, phased))
+	for _, c := range []string{"O1", "P4"} {
+		want := "windows/a.yaml:7: criteria: " + c + " judges the ledger of mounts a run keeps, and phased keeps none faultwin reads"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s on a supervisor without a ledger: %v, want %q", c, err, want)
+		}
+	}
+	if _, err := loadOne(t, strings.Replace(valid, "[F1, P1]", "[F1, O1, P1, P4]", 1)); err != nil {
+		t.Errorf("O1 and P4 on refsup, which keeps a ledger: %v", err)
+	}
+}
