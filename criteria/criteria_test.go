@@ -653,6 +653,26 @@ func TestP7(t *testing.T) {
 	g.Expect(r).To(HaveEvidence("state entry /run/containerd/fifo/x9/fw1-stdout (other): appeared during the run"))
 	g.Expect(r.Summary).To(Equal("2 state entries of the run left after the second sweep"))
 
+	// A lock a supervisor keeps outside its root under a path made from
+	// the run's state dir is the run's by that name, even one the
+	// preflight saw (an earlier window's of the same run), by name or by
+	// provenance; another run's is not.
+	in = passing(t)
+	state(&in)
+	in.Roots.State = append(in.Roots.State, "/run/tool/lock{state}/*")
+	in.Preflight.State = []snapshots.File{{Path: "/run/tool/lock/var/lib/faultwin/r1/c1", Kind: "file"}}
+	in.AfterSweep2.State = []snapshots.File{
+		{Path: "/run/tool/lock/var/lib/faultwin/r1/c1", Kind: "file"},
+		{Path: "/run/tool/lock/var/lib/faultwin/r10/c1", Kind: "file"},
+	}
+	for _, prov := range []bool{false, true} {
+		in.Roots.ByProvenance = prov
+		r = result(t, in, model.P7)
+		g.Expect(r).NotTo(Hold())
+		g.Expect(r.Evidence).To(ContainElement("state entry /run/tool/lock/var/lib/faultwin/r1/c1 (file): its path holds the run's state dir"))
+		g.Expect(r.Summary).To(Equal("1 state entry of the run left after the second sweep"))
+	}
+
 	in = passing(t)
 	in.Window.Criteria = append(in.Window.Criteria, model.P7)
 	g.Expect(result(t, in, model.P7)).To(BeUnjudged())

@@ -37,6 +37,10 @@ func p7(c *ctx) Result {
 			j.fail(fileLine("state entry", f) + ": in the run's state dir")
 		case under(p, c.in.Roots.StateRoot):
 			// another run's state dir: the preflight's to refuse
+		case model.MadeFrom(p, c.sc.StateDir):
+			j.fail(fileLine("state entry", f) + ": its path holds the run's state dir")
+		case model.MadeFrom(p, c.in.Roots.StateRoot):
+			// made from another run's state dir: that run's
 		case c.in.Roots.ByProvenance:
 			// Appearing is not enough beside other users: the claim says
 			// it appeared during the run and nothing else holds it.

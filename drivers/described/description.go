@@ -615,6 +615,15 @@ func (c *checker) names(d *Description) {
 	owned("owns.chains", d.Owns.Chains)
 	owned("owns.sockets", d.Owns.Sockets)
 	for i, g := range d.Owns.State {
+		if at := strings.Index(g, "{state}"); at > 0 {
+			// a host-global path made from the run's state dir
+			prefix, rest := g[:at], g[at+len("{state}"):]
+			if _, err := path.Match(strings.ReplaceAll(g, "{state}", "/x"), ""); err != nil || !path.IsAbs(prefix) || strings.Contains(prefix, "{") ||
+				!strings.HasPrefix(rest, "/") || strings.Trim(rest, "/") == "" || strings.Contains(rest, "{") {
+				c.addf(fmt.Sprintf("owns.state[%d]", i), "%q: a host-global path made from the run's state dir is an absolute prefix, {state}, then a glob of one workload's entries (like /run/tool/lock{state}/*)", g)
+			}
+			continue
+		}
 		if !strings.HasPrefix(g, "{state}/") && fixedName(g) {
 			c.addf(fmt.Sprintf("owns.state[%d]", i), "%q is one fixed path outside the run's state dir, shared by every run and user: give a glob whose every match is one workload's state", g)
 			continue

@@ -112,6 +112,8 @@ func TestDescriptionErrors(t *testing.T) {
 		{"two phases with one evidence", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: a, appeared: helper}\n      - {name: b, appeared: helper}", "operations.stop.phases[2]: appeared helper: the same evidence as operations.stop.phases[1] (a)"},
 		{"gone before appeared", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: done, gone: helper}", "operations.stop.phases[1].gone: \"helper\": no earlier phase of this operation saw it appear"},
 		{"cgroup outside the run", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: tasks, cgroup: \"/faultwin/*/demo-*\"}", "operations.stop.phases[1].cgroup: \"/faultwin/*/demo-*\" is outside the run's cgroup"},
+		{"state made from {state} without a glob after it", "points:", "owns:\n  state: [\"/run/tool/lock{state}\"]\npoints:", "owns.state[0]: \"/run/tool/lock{state}\": a host-global path made from the run's state dir is an absolute prefix, {state}, then a glob"},
+		{"state made from {state} with a relative prefix", "points:", "owns:\n  state: [\"run/lock{state}/*\"]\npoints:", "owns.state[0]: \"run/lock{state}/*\": a host-global path made from"},
 		{"shared without why", "points:", "shared:\n  - key: \"chain ip nat X\"\npoints:", "demo.yaml:16: shared[0].why: missing"},
 		{"bad yaml", "roles:", "roles: [", "demo.yaml:12: yaml: did not find expected"},
 		{"no retry for an operation", "    stop: {expect: runs", "    stopp: {expect: runs", "demo.yaml:32: recovery.retry: no retry for operation stop"},
@@ -190,5 +192,17 @@ func TestFieldAtAndPlainType(t *testing.T) {
 	}
 	if got := plainType("cannot unmarshal !!map `{a: 1}` into []string"); got != "`{a: 1}` is a mapping, and this field takes a list" {
 		t.Errorf("%q", got)
+	}
+}
+
+// A supervisor that keeps a lock per workload outside its root, under a
+// path made from its state dir, declares it with {state} inside the glob.
+func TestStateMadeFromTheStateDir(t *testing.T) {
+	d, err := Parse("demo.yaml", []byte(strings.Replace(minimal, "points:", "owns:\n  state: [\"/run/tool/lock{state}/*\", \"{state}/runc/*\"]\npoints:", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec().Names.State; len(got) != 2 || got[0] != "/run/tool/lock{state}/*" {
+		t.Errorf("state globs %q", got)
 	}
 }

@@ -118,10 +118,15 @@ func claims(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot) []
 	}
 	for _, f := range s.State {
 		key := "state " + strings.TrimSuffix(f.Path, "/")
-		if model.Within(f.Path, roots.StateRoot) || !appeared(key, f.Inode) || (f.Kind == "socket" && foreignHeld(f.Path)) {
-			continue
+		switch {
+		case model.Within(f.Path, roots.StateRoot) || f.Inode == "" || (f.Kind == "socket" && foreignHeld(f.Path)):
+		case model.MadeFrom(f.Path, sc.StateDir):
+			add(key, f.Inode, "its path holds the run's state dir")
+		case model.MadeFrom(f.Path, roots.StateRoot):
+			// made from another run's state dir: that run's
+		case appeared(key, f.Inode):
+			add(key, f.Inode, "made during the run")
 		}
-		add(key, f.Inode, "made during the run")
 	}
 	return out
 }
@@ -166,3 +171,4 @@ func pinned(pins string) uint64 {
 	n, _ := strconv.ParseUint(strings.TrimSuffix(rest, "]"), 10, 64)
 	return n
 }
+

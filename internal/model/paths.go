@@ -43,3 +43,14 @@ func InCRIUTmp(p, tmp string) bool {
 	first, _, _ := strings.Cut(strings.TrimPrefix(rel, "/"), "/")
 	return strings.HasPrefix(first, CRIUTmpPrefix)
 }
+
+// MadeFrom reports whether p is a path elsewhere on the host made from dir
+// (a supervisor's lock at /run/<tool>/lock/<dir>/...): dir, whole, is a
+// run of p's components. A run's state dir holds its id, so such a path
+// is the run's by its name.
+func MadeFrom(p, dir string) bool {
+	if !strings.HasPrefix(dir, "/") || dir == "/" || Within(p, dir) {
+		return false
+	}
+	return strings.Contains(path.Clean(p)+"/", path.Clean(dir)+"/")
+}

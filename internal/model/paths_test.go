@@ -103,3 +103,22 @@ func TestRunOfCgroup(t *testing.T) {
 		}
 	}
 }
+
+func TestMadeFrom(t *testing.T) {
+	for _, c := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/run/tool/lock/var/lib/fw/r1/c1", "/var/lib/fw/r1", true},
+		{"/run/tool/lock/var/lib/fw/r1", "/var/lib/fw/r1", true},
+		{"/run/tool/lock/var/lib/fw/r10/c1", "/var/lib/fw/r1", false},
+		{"/var/lib/fw/r1/c1", "/var/lib/fw/r1", false}, // within it, not made from it
+		{"/run/tool/lock/c1", "/var/lib/fw/r1", false},
+		{"/run/x", "", false},
+		{"/run/x", "/", false},
+	} {
+		if got := MadeFrom(c.p, c.dir); got != c.want {
+			t.Errorf("MadeFrom(%q, %q) = %v, want %v", c.p, c.dir, got, c.want)
+		}
+	}
+}

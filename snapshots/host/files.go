@@ -224,9 +224,10 @@ func BoundSockets(proc string) (map[string]bool, error) {
 }
 
 // StateGlob turns a Roots.State glob into a filesystem glob: "{state}"
-// is any run's state dir.
+// is any run's state dir, at the start ("{state}/runc/*") or inside a
+// host-global path made from it ("/run/tool/lock{state}/*").
 func StateGlob(roots snapshots.Roots, g string) string {
-	return strings.ReplaceAll(g, "{state}", filepath.Join(roots.StateRoot, "*"))
+	return filepath.Clean(strings.ReplaceAll(g, "{state}", filepath.Join(roots.StateRoot, "*")))
 }
 
 // captureState lists the entries matching roots.State, sorted, a bad
