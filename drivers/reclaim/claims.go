@@ -171,4 +171,3 @@ func pinned(pins string) uint64 {
 	n, _ := strconv.ParseUint(strings.TrimSuffix(rest, "]"), 10, 64)
 	return n
 }
-
