@@ -18,6 +18,9 @@ import (
 // user does after a crash), and stops it at the end of each sweep, so that
 // a sweep leaves nothing running.
 type Daemon struct {
+	// Run starts the daemon in the foreground, with its own state, socket
+	// and pidfile under {state}; the harness keeps it, and stops it after
+	// the window.
 	Run Command `yaml:"run"`
 	// Ready is polled (every 50 ms, within timeout_ms) until it succeeds:
 	// the daemon serves.

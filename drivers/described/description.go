@@ -24,7 +24,10 @@ import (
 
 // Description is one supervisor, as its file says.
 type Description struct {
-	Name    string `yaml:"name"`
+	// Name is the driver's name: windows name it with driver:, rows
+	// carry it. Lower case; not refsup.
+	Name string `yaml:"name"`
+	// Summary is one line about the supervisor, shown by lint and doctor.
 	Summary string `yaml:"summary"`
 	// VariantOf names the description this one varies: its file gives
 	// only the top-level fields that differ (variant.go).
@@ -32,7 +35,9 @@ type Description struct {
 	// Binary is the supervisor's executable, looked up on PATH after
 	// PathPrepend. Unless Requires names it, doctor checks it is there
 	// and, with VersionArgs, that it runs.
-	Binary      string   `yaml:"binary"`
+	Binary string `yaml:"binary"`
+	// VersionArgs ask Binary for its version ([--version]); the answer is
+	// recorded in every row.
 	VersionArgs []string `yaml:"version_args"`
 	// Requires is what the supervisor needs of the host, checked by
 	// `faultwin doctor` after faultwin's own prerequisites.
@@ -42,24 +47,46 @@ type Description struct {
 	PathPrepend []string `yaml:"path_prepend"`
 	// TimeoutMS bounds every command: a stuck call is killed, recorded and
 	// ends the window with its evidence instead of hanging the suite.
-	TimeoutMS int               `yaml:"timeout_ms"`
-	Base      []string          `yaml:"base"`
-	Vars      map[string]string `yaml:"vars"`
+	TimeoutMS int `yaml:"timeout_ms"`
+	// Base is the argv prefix "{base}" stands for, as a whole element of a
+	// command (the binary and the flags that put its roots under {state}).
+	// Optional: a supervisor with one binary per verb writes each command
+	// out and leaves it empty; it is required once a command uses {base}.
+	Base []string `yaml:"base"`
+	// Vars are the description's own placeholders: "{<var>}" in a command
+	// is replaced by its value, in which the built-in placeholders ({run},
+	// {state}, {n}, {assets}) expand, never another var.
+	Vars map[string]string `yaml:"vars"`
 	// Setup runs once per window before the precondition (an image import).
-	Setup        []Command            `yaml:"setup"`
-	Precondition Precondition         `yaml:"precondition"`
-	Operations   map[string]Operation `yaml:"operations"`
+	// {assets} is a directory of the run's own (under its state dir) for
+	// what the setup makes.
+	Setup []Command `yaml:"setup"`
+	// Precondition holds the commands that build what a window asks for
+	// before its operation: cold sessions, a checkpoint, restored sessions.
+	Precondition Precondition `yaml:"precondition"`
+	// Operations are what a window can interrupt, by name (restore,
+	// checkpoint, stop, ...): each one's command, what it needs, its phases.
+	Operations map[string]Operation `yaml:"operations"`
 	// Sweep is the supervisor's own cleanup after a crash, what its users
 	// run; the harness runs it twice.
 	Sweep []Command `yaml:"sweep"`
 	// Daemon, when set, is a long-lived supervisor started for each run.
 	Daemon *Daemon `yaml:"daemon"`
 	// Recovery is what a user runs after a crash, before the sweep.
-	Recovery Recovery        `yaml:"recovery"`
-	Roles    map[string]Role `yaml:"roles"`
-	Points   []Point         `yaml:"points"`
-	Owns     Owns            `yaml:"owns"`
-	Shared   []Shared        `yaml:"shared"`
+	Recovery Recovery `yaml:"recovery"`
+	// Roles are the kinds of process of a run that points watch and kill
+	// and phases name, by name; "operation" is built in (the process the
+	// harness started for the operation's command, and only it).
+	Roles map[string]Role `yaml:"roles"`
+	// Points are where a window may kill: each watches a role or a phase
+	// of one operation and kills roles there.
+	Points []Point `yaml:"points"`
+	// Owns names where the supervisor makes a run's objects under
+	// host-global names (see Owns).
+	Owns Owns `yaml:"owns"`
+	// Shared are findings the supervisor keeps for all runs by design:
+	// shown in a row as a note, never judged as a run's.
+	Shared []Shared `yaml:"shared"`
 	// Reclaim is the last resort between windows, never counted as the
 	// supervisor's sweep: what it may remove besides the run's own things.
 	Reclaim Reclaim `yaml:"reclaim"`
@@ -85,9 +112,14 @@ type Precondition struct {
 
 // Operation is one operation a window can interrupt.
 type Operation struct {
-	Run   Command `yaml:"run"`
-	Needs Needs   `yaml:"needs"`
-	Desc  string  `yaml:"desc"`
+	// Run is the operation's command; the harness starts it, and the
+	// window's clock and kill refer to it. It returns when its process
+	// exits, whatever a child that inherited its output does.
+	Run Command `yaml:"run"`
+	// Needs is the least precondition the operation acts on.
+	Needs Needs `yaml:"needs"`
+	// Desc says in a line what the operation does, for rows and lint.
+	Desc string `yaml:"desc"`
 	// Phases are the operation's phases as seen from outside, in order;
 	// each is entered by one kind of evidence (none: the operation's start).
 	// A kill lands in the latest phase entered before it.
@@ -99,20 +131,36 @@ type Operation struct {
 // joined a cgroup matching a glob, or a mount point matching a glob
 // appeared ("{run}" and other placeholders expand).
 type Phase struct {
-	Name     string `yaml:"name"`
+	// Name is how windows (lands_in) and rows name the phase: lower case
+	// with underscores (criu_restoring).
+	Name string `yaml:"name"`
+	// Appeared: the phase begins when the first process of this role that
+	// was not there when the watch began appears (matched as it appears).
 	Appeared string `yaml:"appeared"`
-	Gone     string `yaml:"gone"`
-	Forked   string `yaml:"forked"`
-	Cgroup   string `yaml:"cgroup"`
+	// Gone: the phase begins when no live process of this role is left,
+	// once one was seen during the watch (one there at the operation's
+	// start counts: an old conmon's exit).
+	Gone string `yaml:"gone"`
+	// Forked: the phase begins when a process of the role forks a new
+	// process of the run.
+	Forked string `yaml:"forked"`
+	// Cgroup: the phase begins when a new process of the run whose comm no
+	// role has joins a cgroup matching this path glob from the cgroup
+	// root, under the run's cgroup ("/faultwin/{run}/libpod-*"). A role
+	// whose comm is the payload's makes it unreachable.
+	Cgroup string `yaml:"cgroup"`
 	// Mounted: a new mount point matching this path glob ("{state}/netns/*"):
 	// a step that leaves a mount and no process.
 	Mounted string `yaml:"mounted"`
-	Desc    string `yaml:"desc"`
+	// Desc says in a line what is happening during the phase.
+	Desc string `yaml:"desc"`
 }
 
 // Needs is the least precondition an operation acts on.
 type Needs struct {
-	Cold       int  `yaml:"cold"`
+	// Cold is how many cold sessions must run (session 1 is acted on).
+	Cold int `yaml:"cold"`
+	// Checkpoint: a checkpoint of session 1 must be on disk.
 	Checkpoint bool `yaml:"checkpoint"`
 }
 
@@ -120,12 +168,21 @@ type Needs struct {
 // argv word ("cleanup") or a parent's comm ("runc"), optionally the top one
 // of several (CRIU's).
 type Role struct {
+	// Comm are the process names (/proc/PID/comm, at most 15 characters)
+	// a process of the role has, any one of them. A process is matched
+	// when it is first seen and again while its argv read empty (caught
+	// mid-exec); a later argv rewrite does not move it.
 	Comm []string `yaml:"comm"`
+	// Argv are words its argv must contain, all of them ("restore").
 	Argv []string `yaml:"argv"`
 	// Parent comms tell the real work from a probe by the same tool.
 	Parent []string `yaml:"parent"`
-	Top    bool     `yaml:"top"`
-	// Holds: path globs ("{state}/storage/*/userdata/checkpoint") one of
+	// Top: only the topmost of several processes of the role counts (a
+	// CRIU whose forks share its comm); the tasks CRIU restores are the
+	// payload's, never a criu role.
+	Top bool `yaml:"top"`
+	// Holds: path globs, in {state} or anywhere on the host
+	// ("{state}/storage/*/userdata/checkpoint"), one of
 	// which the process has open or as its cwd: what it works on, which
 	// tells a tool's real work from a probe by the same tool.
 	Holds []string `yaml:"holds"`
@@ -133,16 +190,27 @@ type Role struct {
 
 // Point is an external trigger point.
 type Point struct {
-	Name      string `yaml:"name"`
+	// Name is <operation>.<instant> (restore.criu): what windows name.
+	Name string `yaml:"name"`
+	// Operation is the operation the point interrupts.
 	Operation string `yaml:"operation"`
 	// Watch is the role whose first appearance starts the clock
 	// ("operation": the operation's start); Phase instead starts it when
 	// the operation enters that phase. A point gives one of the two.
-	Watch string   `yaml:"watch"`
-	Phase string   `yaml:"phase"`
-	Kill  []string `yaml:"kill"`
-	Timed bool     `yaml:"timed"`
-	Desc  string   `yaml:"desc"`
+	Watch string `yaml:"watch"`
+	// Phase starts the clock when the operation enters this phase; "*"
+	// lets each window name the phase (lands_in).
+	Phase string `yaml:"phase"`
+	// Kill are the roles SIGKILLed at the point, in order ("operation":
+	// the process the harness started, and only it: a wrapper shell's
+	// children live on).
+	Kill []string `yaml:"kill"`
+	// Timed: the point takes delays (a window's delays_ms) after the
+	// watched event; the trigger polls /proc every millisecond or so, so
+	// a delay under a few ms is not resolved.
+	Timed bool `yaml:"timed"`
+	// Desc says in a line what the point kills, and when.
+	Desc string `yaml:"desc"`
 }
 
 // Owns lists the host-global names under which the supervisor makes a
@@ -151,8 +219,11 @@ type Point struct {
 // A fixed name (podman0, docker0) is refused: every run and every user of
 // the supervisor share it, so no run can ever claim it.
 type Owns struct {
-	Links  []string `yaml:"links"`
-	Netns  []string `yaml:"netns"`
+	// Links: network link name globs ("fwr*", "veth*").
+	Links []string `yaml:"links"`
+	// Netns: named network namespace path globs ("/run/netns/netns-*").
+	Netns []string `yaml:"netns"`
+	// Chains: nftables chain name globs ("NETAVARK*").
 	Chains []string `yaml:"chains"`
 	// Sockets: unix socket paths bound under host-global names.
 	Sockets []string `yaml:"sockets"`
@@ -164,7 +235,10 @@ type Owns struct {
 
 // Shared is a finding the supervisor keeps for all its runs by design.
 type Shared struct {
+	// Key is the finding's key as rows print it, a glob ("chain ip
+	// filter NETAVARK_FORWARD", "cgroup /sys/fs/cgroup/*/faultwin/*").
 	Key string `yaml:"key"`
+	// Why says why the supervisor keeps it for all its runs.
 	Why string `yaml:"why"`
 }
 
@@ -428,7 +502,12 @@ func child(n *yaml.Node, part string) *yaml.Node {
 func (c *checker) check(d *Description) {
 	c.identity(d)
 	vars := c.vars(d)
-	c.command("base", d.Base, vars, false)
+	switch {
+	case len(d.Base) > 0:
+		c.command("base", d.Base, vars, false)
+	case strings.Contains(string(d.source), "{base}"):
+		c.addf("base", "missing, and a command uses {base}: give the argv prefix it stands for")
+	}
 	for i, s := range d.Setup {
 		c.command(fmt.Sprintf("setup[%d]", i), s, vars, true)
 	}
@@ -703,9 +782,6 @@ func (c *checker) phases(d *Description, field string, phases []Phase, vars []st
 				c.addf(f, "%s: the same evidence as %s[%d] (%s), so the two are entered at once; give each phase its own", key, field, j, phases[j].Name)
 			}
 			evidence[key] = i
-		}
-		if ph.Gone != "" && !slices.ContainsFunc(phases[:i], func(p Phase) bool { return p.Appeared == ph.Gone || p.Forked == ph.Gone }) {
-			c.addf(f+".gone", "%q: no earlier phase of this operation saw it appear (appeared or forked), so its going can come before the phase is armed: give the phase it appears in first", ph.Gone)
 		}
 		if ph.Cgroup != "" && !strings.Contains(ph.Cgroup, "{run}") {
 			c.addf(f+".cgroup", "%q is outside the run's cgroup: a cgroup of another run or of the host would enter the phase; give a glob under the run's cgroup parent, like /faultwin/{run}/libpod-*", ph.Cgroup)

@@ -110,7 +110,6 @@ func TestDescriptionErrors(t *testing.T) {
 		{"cold without {n}", `start, "s{n}", --env, "DEMO_SESSION=s{n}"]`, `start, "s1", --env, "DEMO_SESSION=s1"]`, "demo.yaml:6: precondition.cold: names no {n}"},
 		{"env never set", `, --env, "DEMO_SESSION=s{n}"]`, `]`, "recovery.env: \"DEMO_SESSION\": neither precondition.cold nor the setup or vars it uses names it"},
 		{"two phases with one evidence", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: a, appeared: helper}\n      - {name: b, appeared: helper}", "operations.stop.phases[2]: appeared helper: the same evidence as operations.stop.phases[1] (a)"},
-		{"gone before appeared", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: done, gone: helper}", "operations.stop.phases[1].gone: \"helper\": no earlier phase of this operation saw it appear"},
 		{"cgroup outside the run", "needs: {cold: 1}", "needs: {cold: 1}\n    phases:\n      - {name: prepare}\n      - {name: tasks, cgroup: \"/faultwin/*/demo-*\"}", "operations.stop.phases[1].cgroup: \"/faultwin/*/demo-*\" is outside the run's cgroup"},
 		{"state made from {state} without a glob after it", "points:", "owns:\n  state: [\"/run/tool/lock{state}\"]\npoints:", "owns.state[0]: \"/run/tool/lock{state}\": a host-global path made from the run's state dir is an absolute prefix, {state}, then a glob"},
 		{"state made from {state} with a relative prefix", "points:", "owns:\n  state: [\"run/lock{state}/*\"]\npoints:", "owns.state[0]: \"run/lock{state}/*\": a host-global path made from"},
@@ -204,5 +203,17 @@ func TestStateMadeFromTheStateDir(t *testing.T) {
 	}
 	if got := d.Spec().Names.State; len(got) != 2 || got[0] != "/run/tool/lock{state}/*" {
 		t.Errorf("state globs %q", got)
+	}
+}
+
+// base is optional: a supervisor with one binary per verb writes each
+// command out; it is required once a command uses {base}.
+func TestBaseOptional(t *testing.T) {
+	noBase := strings.Replace(minimal, "base: [demo, --root, \"{state}\"]\n", "", 1)
+	if _, err := Parse("demo.yaml", []byte(strings.ReplaceAll(noBase, "\"{base}\"", "demo"))); err != nil {
+		t.Errorf("no base, no {base}: %v", err)
+	}
+	if _, err := Parse("demo.yaml", []byte(noBase)); err == nil || !strings.Contains(err.Error(), "base: missing, and a command uses {base}") {
+		t.Errorf("no base, commands use {base}: %v", err)
 	}
 }

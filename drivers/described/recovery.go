@@ -70,10 +70,13 @@ type Files struct {
 
 // Expert is one expert recovery step.
 type Expert struct {
+	// Name names the step in rows: lower case with dashes.
 	Name string `yaml:"name"`
+	// Desc says what the step does and why a user would not.
 	Desc string `yaml:"desc"`
 	// Ops are the operations it applies to; none is every operation.
-	Ops []string  `yaml:"ops"`
+	Ops []string `yaml:"ops"`
+	// Run are the step's commands, in order.
 	Run []Command `yaml:"run"`
 }
 
@@ -88,25 +91,37 @@ func (e Expert) applies(op string) bool { return len(e.Ops) == 0 || slices.Conta
 // or JSON, an array of objects and the dotted paths to those two fields in
 // each ("Names.0"). States maps the words to running or stopped.
 type List struct {
-	Run  Command   `yaml:"run"`
-	Line string    `yaml:"line"`
+	// Run is the list call (ps --all), read as a view of the workloads.
+	Run Command `yaml:"run"`
+	// Line is a regexp each output line must match, with the named groups
+	// name and state.
+	Line string `yaml:"line"`
+	// JSON reads the output as a JSON array instead, by the dotted paths
+	// of each entry's name and state.
 	JSON *JSONList `yaml:"json"`
 	// Skip matches lines of a line-read list that name no workload (a
 	// table's header).
-	Skip   string              `yaml:"skip"`
+	Skip string `yaml:"skip"`
+	// States map running, stopped and paused to the supervisor's words
+	// for them (running: [running, paused, stopping]).
 	States map[string][]string `yaml:"states"`
 }
 
 // JSONList names the fields of a JSON list's entries.
 type JSONList struct {
-	Name  string `yaml:"name"`
+	// Name is the dotted path of an entry's name (Names.0).
+	Name string `yaml:"name"`
+	// State is the dotted path of an entry's state word (State).
 	State string `yaml:"state"`
 }
 
 // Retry is what the user runs again after the operation was interrupted.
 type Retry struct {
-	Expect string    `yaml:"expect"`
-	Run    []Command `yaml:"run"`
+	// Expect is what the retry should leave: continue (the workload runs
+	// on from its state), absent (it is gone), runs (it runs).
+	Expect string `yaml:"expect"`
+	// Run are the commands the user runs again, in order.
+	Run []Command `yaml:"run"`
 	// Target names the workload the operation acts on when it is not
 	// session 1 (an operation that makes a new one: "fw2").
 	Target string `yaml:"target"`

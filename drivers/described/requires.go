@@ -25,15 +25,21 @@ type Requirement struct {
 	// Name is how doctor names the check; by default the command ("podman
 	// >= 4" with a min_version) or the first file's base name, with
 	// " (static)" when it must be static.
-	Name    string   `yaml:"name"`
-	Command string   `yaml:"command"`
-	Files   []string `yaml:"files"`
+	Name string `yaml:"name"`
+	// Command is looked up on PATH (after path_prepend).
+	Command string `yaml:"command"`
+	// Files are absolute paths; the first executable one counts (a
+	// helper distributions put in different places).
+	Files []string `yaml:"files"`
 	// VersionArgs runs the command with these arguments; it must exit 0,
 	// and with MinVersion the first version number it prints ("4.3.1")
 	// must be at least MinVersion ("4", "4.2").
 	VersionArgs []string `yaml:"version_args"`
-	MinVersion  string   `yaml:"min_version"`
-	Static      bool     `yaml:"static"`
+	// MinVersion is the least version VersionArgs must print.
+	MinVersion string `yaml:"min_version"`
+	// Static: the file must be an ELF with no interpreter (copied into
+	// an image with no libc).
+	Static bool `yaml:"static"`
 	// Package names what provides it, for the fix ("Debian package
 	// podman").
 	Package string `yaml:"package"`

@@ -25,8 +25,9 @@ import (
 // Dir is where the schemas are written, from the repository's root.
 const Dir = "docs/schemas"
 
-// schemas are the files written: name -> schema.
-func schemas() map[string]*jsonschema.Schema {
+// schemas are the files written: name -> schema. root is the repository's
+// root: a description's fields are described by their Go comments.
+func schemas(root string) (map[string]*jsonschema.Schema, error) {
 	lands := &jsonschema.Schema{OneOf: []*jsonschema.Schema{
 		{Type: "string", Description: "the phase every instance lands in"},
 		{Type: "object", Description: "a phase per delay (ms): {30: prepare}",
@@ -46,28 +47,52 @@ func schemas() map[string]*jsonschema.Schema {
 		Mapper: jsonTags.Mapper,
 	}).Reflect(&definitions.Definition{})
 	window.Title = "faultwin window definition (one YAML document)"
+	if err := commentsOf(yamlTags, root, "drivers/described"); err != nil {
+		return nil, err
+	}
 	desc := yamlTags.Reflect(&described.Description{})
 	desc.Title = "faultwin supervisor description"
 	row := jsonTags.Reflect(&rows.Row{})
 	row.Title = "faultwin row (one JSONL line of a rows file)"
-	return map[string]*jsonschema.Schema{"window.schema.json": window, "description.schema.json": desc, "row.schema.json": row}
+	return map[string]*jsonschema.Schema{"window.schema.json": window, "description.schema.json": desc, "row.schema.json": row}, nil
 }
 
-// Render is each schema's file content.
-func Render() (map[string][]byte, error) {
+// commentsOf adds the Go comments of the package in dir (from root) to r,
+// as the reflected fields' descriptions. The extractor names a package by
+// its path as walked, so it walks from the root.
+func commentsOf(r *jsonschema.Reflector, root, dir string) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if err := os.Chdir(root); err != nil {
+		return err
+	}
+	defer os.Chdir(wd) //nolint:errcheck // back where it was
+	return r.AddGoComments("faultwin", dir)
+}
+
+// Render is each schema's file content, and the description format's
+// reference generated from its schema; root is the repository's root.
+func Render(root string) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	for name, s := range schemas() {
+	ss, err := schemas(root)
+	if err != nil {
+		return nil, err
+	}
+	for name, s := range ss {
 		b, err := json.MarshalIndent(s, "", "  ")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		out[name] = append(b, '\n')
 	}
+	out[RefName] = reference(ss["description.schema.json"])
 	return out, nil
 }
 
 func main() {
-	files, err := Render()
+	files, err := Render(".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "schemas:", err)
 		os.Exit(1)

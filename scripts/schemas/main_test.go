@@ -20,7 +20,7 @@ const repo = "../.."
 
 // The shipped schemas are what the generator makes from today's types.
 func TestSchemasAreGenerated(t *testing.T) {
-	files, err := Render()
+	files, err := Render(repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +173,32 @@ func TestRowsValidate(t *testing.T) {
 			if err := row.Validate(asJSON(t, r)); err != nil {
 				t.Errorf("%s row %s: %v", f, strings.TrimSpace(r.Window.ID), err)
 			}
+		}
+	}
+}
+
+// The description reference documents every field (a field added to the
+// Go type without a comment shows as undocumented), and the pages a
+// newcomer reads link to it.
+func TestReferenceDocumentsEveryField(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repo, Dir, RefName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "(undocumented)") {
+			t.Errorf("a field without a Go comment in drivers/described: %s", l)
+		}
+	}
+	for _, want := range []string{"| `operations.<name>.phases[].gone` |", "| `recovery.retry.<name>.target` |", "| `recovery.list.skip` |", "| `requires[].name` |"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the reference has no row %s", want)
+		}
+	}
+	for _, page := range []string{"docs/describe-a-supervisor.md", "docs/described-supervisors.md"} {
+		p, err := os.ReadFile(filepath.Join(repo, page))
+		if err != nil || !strings.Contains(string(p), "schemas/"+RefName) {
+			t.Errorf("%s does not link the reference (schemas/%s): %v", page, RefName, err)
 		}
 	}
 }
