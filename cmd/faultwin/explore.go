@@ -88,7 +88,7 @@ func runExplore(ctx context.Context, stdout io.Writer, args []string) error {
 		return err
 	}
 	defer s.Close()
-	x := &explorer{s: s, base: base, repeat: *repeat, max: *maxKills, out: stdout, class: map[int]string{}, t0: time.Now()}
+	x := &explorer{s: s, ws: ws, base: base, repeat: *repeat, max: *maxKills, out: stdout, class: map[int]string{}, t0: time.Now()}
 	for d := *from; d <= *to; d += *step {
 		if err := x.measure(ctx, d); err != nil {
 			return x.finish(err, *candidate, *candID)
@@ -108,6 +108,7 @@ func runExplore(ctx context.Context, stdout io.Writer, args []string) error {
 
 type explorer struct {
 	s      *runner.Session
+	ws     []model.Window // the directory's windows: the family's instances among them
 	base   model.Window
 	repeat int
 	max    int
@@ -126,9 +127,10 @@ func (x *explorer) measure(ctx context.Context, d int) error {
 	if _, done := x.class[d]; done {
 		return nil
 	}
-	w := x.base
-	w.ID = fmt.Sprintf("%s_%d", w.Family, d)
-	w.Fault.DelayMS = d
+	w, err := definitions.Instance(x.ws, x.base.Family, d)
+	if err != nil {
+		return err
+	}
 	var outs []review.Outcome
 	for k := 0; k < x.repeat; k++ {
 		if x.kills >= x.max {

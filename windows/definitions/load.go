@@ -218,7 +218,7 @@ func (f family) instances() []model.Window {
 	ws := make([]model.Window, 0, len(f.Delays))
 	for _, d := range f.Delays {
 		w := base
-		w.ID = f.ID + "_" + strconv.Itoa(d)
+		w.ID = InstanceID(f.ID, d)
 		w.Fault.DelayMS = d
 		if phase, ok := f.LandsAt[d]; ok {
 			w.Fault.LandsIn = phase
