@@ -25,7 +25,7 @@ func verbs() map[string]verb {
 		"run":       {"run the windows of one directory (default windows/refsup/*.yaml), one row each", runWindows},
 		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
 		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},
-		"replay":    {"re-judge rows of JSONL files without root; exit 1 on any difference", runReplay},
+		"replay":    {"re-judge rows of JSONL files without root; exit 4 when a row does not re-judge as recorded", runReplay},
 		"sign":      {"sign the seals of rows files with an SSH key (FILE.sig); replay and merge --signers verify them", runSign},
 		"seal":      {"seal a rows file's last session as unfinished after its harness died", runSeal},
 		"report":    {"render rows as Markdown or one self-contained HTML page", runReport},

@@ -22,7 +22,7 @@ func cmdClient(_ context.Context, stdout io.Writer, verb string, args []string) 
 		fs.StringVar(&req.Checkpoint, "checkpoint", "", "checkpoint id")
 		fs.BoolVar(&req.FailAfterCRIU, "fail-after-criu", false, "inject a failure after CRIU restored the tree")
 	case "arm":
-		fs.StringVar(&req.Fault, "fault", "", "<point>[+<ms>][!criu]")
+		fs.StringVar(&req.Fault, "fault", "", "<point>[+<ms>][!criu|!hold]")
 	}
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the daemon")
 	if err := parse(fs, args); err != nil {

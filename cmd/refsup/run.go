@@ -28,7 +28,7 @@ verbs:
   wake       wake a hibernated session from its images --session <id>
   list       list sessions and checkpoints
   inspect    describe a session --session <id>
-  arm        arm a fault for the next operation --fault <point>[+<ms>][!criu]
+  arm        arm a fault for the next operation --fault <point>[+<ms>][!criu|!hold]
   idle       an operation that only passes point idle.kill
   points     list the compiled fault points (no daemon needed)
   sweep      clean up the run, daemon dead or alive [--bug name]...

@@ -131,7 +131,7 @@ const (
 // have fired there, and killed nothing.
 const ControlNote = "control: would have fired here, nothing killed"
 
-// String spells f as `<point>[+<ms>][!criu]`.
+// String spells f as `<point>[+<ms>][!criu|!hold]`.
 func (f Fault) String() string {
 	s := f.Point
 	if f.DelayMS > 0 {

@@ -1,7 +1,8 @@
 // Package host reads a scoped snapshots.Snapshot of the machine it runs on:
 // the processes, mounts, links, nftables tables, X11 sockets, ledger files,
 // CRIU leftovers, sysctls and cgroups that a faultwin run could own. It reads
-// /proc, /sys, netlink and nfnetlink directly and never runs a command.
+// /proc, /sys, netlink and nfnetlink directly; the one command it runs is
+// `criu --version`, for the host facts each row records (Facts).
 //
 // "Host" means the capturing process's own namespaces (pid, mnt, net); "in
 // scope" for a path means snapshots.Roots.InScope: under the state root,

@@ -58,7 +58,7 @@ func driverOf(w model.Window) string {
 	return w.Driver
 }
 
-// reclaim (after the judged snapshots): the last resort for a described
+// reclaim (step 11, after the judged snapshots): the last resort for a described
 // supervisor's run, so the next window finds a clean host. refsup's own
 // sweep is all its windows get.
 func (x *attempt) reclaim() {

@@ -52,7 +52,7 @@ func (x *attempt) identityBefore() error {
 // before the trigger: its payload counts every 100 ms.
 const minCounterBefore = 15
 
-// recover (after the evidence): restart the supervisor on the dead run
+// recover (step 7, after the evidence): restart the supervisor on the dead run
 // (twice, with a death in between, when the window has a second death),
 // call both sessions while it settles, then read the identity and intents
 // it left, and stop it before the sweeps.
@@ -113,7 +113,7 @@ func (x *attempt) recover() {
 	}
 }
 
-// reuse (after the sweeps): a fresh run on the same state root.
+// reuse (step 10, after the sweeps): a fresh run on the same state root.
 func (x *attempt) reuse() {
 	rc, rec := x.recoverer(), x.in.Recovery
 	if rc == nil || rec == nil || x.in.PrepareErr != "" || x.in.HarnessErr != "" {

@@ -1,6 +1,8 @@
-// Package runner runs registered fault windows: the eight steps of one
-// window (preflight, decoys, prepare, arm and trigger, death, evidence, two
-// sweeps, evaluation) against a driver, and the rows they produce. The CLI
+// Package runner runs registered fault windows: the eleven steps of one
+// window (preflight, decoys, the driver opened, prepare and trigger, death,
+// evidence, recovery, aftermath, two sweeps, reuse, the last resort; in the
+// order attempt.execute runs them), then the host checked and the criteria
+// evaluated, against a driver, and the rows they produce. The CLI
 // and both ginkgo suites build it the same way, with New and Open.
 package runner
 
@@ -273,7 +275,7 @@ func (x *attempt) checkAfter() {
 	}
 }
 
-// plantDecoys (step 2).
+// plantDecoys (step 2): the decoys P5 checks are left untouched.
 func (x *attempt) plantDecoys() bool {
 	err := x.step("decoys", func() (err error) {
 		x.planted, err = Plant(x.r.Roots.StateRoot, x.run)
@@ -291,6 +293,7 @@ func (x *attempt) removeDecoys() {
 	x.harness("removing decoys", x.step("decoys_remove", x.planted.Remove))
 }
 
+// openDriver (step 3): the window's driver, with its logs.
 func (x *attempt) openDriver() bool {
 	d, err := x.r.newDriver(x.w, filepath.Join(x.r.LogDir, x.w.ID+"-"+x.run))
 	if err != nil {
@@ -306,7 +309,7 @@ func (x *attempt) openDriver() bool {
 
 func (x *attempt) closeDriver() { x.harness("closing driver", x.d.Close()) }
 
-// prepareAndTrigger (steps 3 and 4): build the precondition, then arm the
+// prepareAndTrigger (step 4): build the precondition, then arm the
 // fault for the window's operation and start it. A precondition that was
 // not reached makes the window INVALID, and its cause is the console line.
 func (x *attempt) prepareAndTrigger() {
@@ -368,7 +371,7 @@ func (x *attempt) evidence() {
 	}
 }
 
-// aftermath (step 6b): what the death cost the user. The driver does what
+// aftermath (step 8): what the death cost the user. The driver does what
 // the supervisor's user does after a crash, before the destructive sweep.
 func (x *attempt) aftermath() {
 	ac, ok := x.d.(drivers.Aftercarer)
@@ -387,7 +390,7 @@ func (x *attempt) aftermath() {
 	})
 }
 
-// sweeps (step 7): the supervisor's own sweep, a snapshot, the sweep again
+// sweeps (step 9): the supervisor's own sweep, a snapshot, the sweep again
 // (it must be a no-op), a snapshot.
 func (x *attempt) sweeps() {
 	x.logf("sweep")
