@@ -29,7 +29,7 @@ type Host struct {
 	Links   map[string]string `json:"links"`   // name -> "ifindex N master M"
 	Netns   map[string]uint64 `json:"netns"`   // /run/netns/NAME -> inode
 	Tables  map[string]uint64 `json:"tables"`  // "ip nat" -> handle
-	Chains  map[string]uint64 `json:"chains"`  // "ip nat DOCKER" -> handle
+	Chains  map[string]uint64 `json:"chains"`  // "ip nat CHAIN" -> handle
 	Sockets map[string]uint64 `json:"sockets"` // /run/containerd/s/X -> inode
 }
 
