@@ -82,19 +82,10 @@ func runResults(_ context.Context, stdout io.Writer, args []string) error {
 			if err := os.Remove(p); err != nil {
 				return fmt.Errorf("results prune: %w", err)
 			}
-		case rows.IsCompactPath(p):
-			if packed, err := rows.IsPacked(p); err != nil || packed {
-				continue
-			}
-			if *dry {
-				fmt.Fprintf(stdout, "pack   %s\n", d.path)
-				continue
-			}
-			pk, err := rows.Pack(p, p)
-			if err != nil {
+		case isRowsName(p) && !strings.HasPrefix(d.path, "results/logs/"):
+			if err := compactKept(stdout, p, d.path, *dry); err != nil {
 				return fmt.Errorf("results prune: %w", err)
 			}
-			fmt.Fprintf(stdout, "pack   %s: %d rows, %d -> %d bytes (%.0f bytes a row)\n", d.path, pk.Rows, pk.InBytes, pk.OutBytes, float64(pk.OutBytes)/float64(max(pk.Rows, 1)))
 		}
 	}
 	after, err := tallyResults(abs)
@@ -123,7 +114,7 @@ func (t resultsTotal) String() string {
 func tallyResults(dir string) (resultsTotal, error) {
 	var t resultsTotal
 	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() || strings.HasPrefix(info.Name(), ".pack-") {
+		if err != nil || info.IsDir() || strings.HasPrefix(info.Name(), ".pack-") || strings.HasPrefix(info.Name(), ".strip-") {
 			return err
 		}
 		t.files++
@@ -141,4 +132,61 @@ func tallyResults(dir string) (resultsTotal, error) {
 		return nil
 	})
 	return t, err
+}
+
+// compactKept stores a kept rows file as the policy says: without its
+// logs' text (a new chain whose seal names the file it came from) and,
+// compact, packed. A legacy file is left as written: converting it would
+// seal it.
+func compactKept(stdout io.Writer, p, name string, dry bool) error {
+	c, err := rows.VerifyContents(p)
+	if err != nil {
+		return err
+	}
+	if c.Sealing().State == rows.Legacy {
+		fmt.Fprintf(stdout, "leave  %s: legacy (written before sealing), left as written\n", name)
+		return nil
+	}
+	if rows.HasOutput(c.Rows) {
+		if dry {
+			fmt.Fprintf(stdout, "strip  %s: would drop the supervisor output no criterion reads (logs' text, sweeps' raw output)\n", name)
+		} else {
+			tmp := filepath.Join(filepath.Dir(p), ".strip-"+filepath.Base(p))
+			os.Remove(tmp)
+			cv, err := rows.ConvertForResults(p, tmp)
+			if err != nil {
+				os.Remove(tmp)
+				return err
+			}
+			before := fileSize(p)
+			if err := os.Rename(tmp, p); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "strip  %s: %d rows without the supervisor output no criterion reads, re-chained (the seal records the old sha256 %s), %d -> %d bytes\n", name, cv.Rows, cv.InSHA256[:12], before, fileSize(p))
+		}
+	}
+	if !rows.IsCompactPath(p) {
+		return nil
+	}
+	if packed, err := rows.IsPacked(p); err != nil || packed {
+		return err
+	}
+	if dry {
+		fmt.Fprintf(stdout, "pack   %s\n", name)
+		return nil
+	}
+	pk, err := rows.Pack(p, p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "pack   %s: %d rows, %d -> %d bytes (%.0f bytes a row)\n", name, pk.Rows, pk.InBytes, pk.OutBytes, float64(pk.OutBytes)/float64(max(pk.Rows, 1)))
+	return nil
+}
+
+func fileSize(p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }

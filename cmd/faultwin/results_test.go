@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 
@@ -74,6 +76,8 @@ func pruneTree(t *testing.T) string {
 		r := src[0]
 		r.Prev, r.Hash = "", ""
 		r.Run.Finished = time.Date(2026, 12, 1+i, 0, 0, 0, 0, time.UTC)
+		r.Logs = map[string]string{"refsup.log": strings.Repeat("serve\n", 1000)}
+		r.Input = withSweepRaw(t, r.Input)
 		if err := w.Append(&r); err != nil {
 			t.Fatal(err)
 		}
@@ -87,6 +91,27 @@ func pruneTree(t *testing.T) string {
 	os.MkdirAll(filepath.Join(repo, "results", "logs", "W1"), 0o755)
 	os.WriteFile(filepath.Join(repo, "results", "logs", "W1", "serve.log"), []byte("x\n"), 0o644)
 	return repo
+}
+
+// withSweepRaw gives the input's first sweep the supervisor's raw output.
+func withSweepRaw(t *testing.T, input json.RawMessage) json.RawMessage {
+	t.Helper()
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(input, &all); err != nil {
+		t.Fatal(err)
+	}
+	var sweep map[string]json.RawMessage
+	if err := json.Unmarshal(all["sweep1"], &sweep); err != nil {
+		t.Fatal(err)
+	}
+	sweep["raw"] = json.RawMessage(`{"swept":["a","b"]}`)
+	b, _ := json.Marshal(sweep)
+	all["sweep1"] = b
+	out, _ := json.Marshal(all)
+	if !rows.HasStrippable(rows.Row{Input: out}) {
+		t.Fatal("the test row has no sweep output to drop")
+	}
+	return out
 }
 
 func TestResultsPrune(t *testing.T) {
@@ -124,8 +149,16 @@ func TestResultsPrune(t *testing.T) {
 			if packed, _ := rows.IsPacked(filepath.Join(dir, f)); !packed {
 				t.Errorf("%s was kept but not packed", f)
 			}
-			if _, err := rows.VerifyContents(filepath.Join(dir, f)); err != nil {
+			c, err := rows.VerifyContents(filepath.Join(dir, f))
+			if err != nil {
 				t.Errorf("%s does not verify after packing: %v", f, err)
+				continue
+			}
+			if rows.HasOutput(c.Rows) {
+				t.Errorf("%s keeps supervisor output no criterion reads", f)
+			}
+			if rp := review.ReplayContents(c); !rp.OK() {
+				t.Errorf("%s does not replay cleanly after pruning: %+v", f, rp.Diffs)
 			}
 		}
 	}

@@ -124,7 +124,7 @@ type decision struct {
 func decide(repo, dir string) ([]decision, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".pack-") {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".pack-") || strings.HasPrefix(d.Name(), ".strip-") {
 			return err
 		}
 		rel, _ := filepath.Rel(repo, p)
