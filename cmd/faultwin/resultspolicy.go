@@ -28,8 +28,8 @@ var keptWhole = []string{"logs", "mutants", "explore"}
 // keep a results file.
 var citingGlobs = []string{"*.md", "docs/*.md", "docs/*/*.md", "windows/*/expected/outcomes.yaml"}
 
-// citedToken is a results path as the docs write it: results/podman/x.jsonl.gz,
-// results/podman/ab-10-c.passes-{1-5,6-10}.jsonl.gz, results/docker/soak-10-c
+// citedToken is a results path as the docs write it: results/sup/x.jsonl.gz,
+// results/sup/ab-10-c.passes-{1-5,6-10}.jsonl.gz, results/sup/soak-10-c
 // (no extension) or a bare file name such as soak-5.jsonl.gz.
 var citedToken = regexp.MustCompile(`results/[A-Za-z0-9_./{},-]+|[A-Za-z0-9_.-]+\.jsonl(?:\.gz)?`)
 
@@ -48,7 +48,7 @@ func citations(repo, dir string, files []string) (map[string][]string, error) {
 		switch {
 		case err != nil:
 			return err
-		case d.IsDir() && (d.Name() == ".git" || d.Name() == "out" || p == dir || d.Name() == "zz_scratch"):
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "out" || p == dir):
 			return filepath.SkipDir
 		case strings.HasSuffix(p, ".go"):
 			citing = append(citing, p) // tests read results files by name
@@ -108,7 +108,7 @@ func expandBraces(s string, depth int) []string {
 
 // soakName reads a rows file's name: a variant, a pass count and a
 // commit, and an optional part (soak-10-a73a452, ab-10-4e1e38b.passes-1-5,
-// containerd-latest-10-66b8ec8, soak-5).
+// sup-latest-10-66b8ec8, soak-5).
 var soakName = regexp.MustCompile(`^(.+?)-([0-9]+)(?:-([0-9a-f]{7,40}))?(\.passes-[0-9]+-[0-9]+)?\.jsonl(?:\.gz)?$`)
 
 // decision is what the policy says of one file.
