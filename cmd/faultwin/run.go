@@ -36,6 +36,7 @@ func verbs() map[string]verb {
 		"compact":   {"convert a rows file to compact rows (.jsonl.gz): evidence stored once, deltas, gzip", runCompact},
 		"expect":    {"learn a described supervisor's expected outcomes per window from its soaks (expected/outcomes.yaml)", runExpect},
 		"drift":     {"hold new rows of a described supervisor against its expected outcomes; exit 1 on a drift", runDrift},
+		"results":   {"results prune: keep what is cited and the newest soaks, remove the rest, pack what stays (results/README.md)", runResults},
 		"rows":      {"print rows as plain JSONL (compact files expanded), selected by window, status or criterion", runRows},
 	}
 }
