@@ -31,6 +31,13 @@ func Call(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) m
 // caller that stops on failure reports: the start's or the wait's error
 // (a non-zero exit, a signal), or the bound reached.
 func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (model.UserCall, error) {
+	return RunWatched(ctx, cmd, run, bound, nil)
+}
+
+// RunWatched is Run, calling started (when not nil) once the process
+// started and before it is waited for: a watch of what it starts needs
+// its pid.
+func RunWatched(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration, started func(pid int)) (model.UserCall, error) {
 	// The output as the user sees it, both streams in order; and stdout
 	// alone, what a list's view is read from (a warning on stderr is not
 	// part of it).
@@ -53,6 +60,9 @@ func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (m
 	err = cmd.Start()
 	o.Started()
 	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		timer := time.NewTimer(bound)

@@ -510,19 +510,21 @@ func (s *scanner) inCgroup(pid int) bool {
 	return false
 }
 
-// cgroupOf is the path of pid's first cgroup line ("" unreadable).
+// cgroupOf is pid's cgroup: the first path of /proc/<pid>/cgroup other
+// than the root ("/" when every line is the root, "" unreadable).
 func (s *scanner) cgroupOf(pid int) string {
 	b, err := s.readAt(pid, "cgroup")
 	if err != nil {
 		return ""
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	if _, rest, ok := bytes.Cut(line, []byte(":")); ok {
-		if _, path, ok := bytes.Cut(rest, []byte(":")); ok {
-			return string(path)
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if _, rest, ok := bytes.Cut(line, []byte(":")); ok {
+			if _, path, ok := bytes.Cut(rest, []byte(":")); ok && string(path) != "/" {
+				return string(path)
+			}
 		}
 	}
-	return ""
+	return "/"
 }
 
 func (s *scanner) readStat(pid int) (procstat.Stat, error) {
