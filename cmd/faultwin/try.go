@@ -20,7 +20,7 @@ import (
 	"faultwin/windows/runner"
 )
 
-const tryUsage = `usage: faultwin try [--supervisor FILE]... [--path PATH] FILE|NAME
+const tryUsage = `usage: faultwin try [--supervisor FILE]... [--operation OP] [--path PATH] FILE|NAME
 
 Runs a described supervisor's commands once, with no fault, on throwaway
 runs under a state root of its own (a fresh temporary directory, never
@@ -36,7 +36,7 @@ precondition the operation needs (cold sessions, checkpoint), the
 operation, the recovery's list and look, the sweep; then, on another
 fresh run, the recovery's retry of that operation on the same
 precondition instead of the operation, and the sweep. The sweep runs
-whatever failed before it.
+whatever failed before it. --operation tries one operation alone.
 
 Each step prints its command as expanded, its exit, its time, the end of
 what it wrote (the whole of it in the log file named), the roles of the
@@ -62,6 +62,7 @@ func runTry(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "try", tryUsage)
 	fs.supervisors()
 	path := fs.String("path", "", "PATH to search for the commands requires names (default: the process's PATH)")
+	only := fs.String("operation", "", "try only this operation (and its retry)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -79,6 +80,9 @@ func runTry(ctx context.Context, stdout io.Writer, args []string) error {
 	if _, ok := d.(drivers.Tryer); !ok {
 		return fs.usagef("%s is not a supervisor described as data; try runs descriptions", name)
 	}
+	if spec, _ := catalog.Spec(name); *only != "" && !slices.Contains(spec.Operations, *only) {
+		return fs.usagef("--operation %s: %s has no such operation (have: %s)", *only, name, strings.Join(spec.Operations, ", "))
+	}
 	if hc, ok := d.(drivers.HostChecker); ok && !tryRequires(stdout, hc.CheckHost(ctx, *path)) {
 		return statusExit{exitFail, "try: " + name + "'s requires are not met (faultwin doctor says how to install them); nothing was run"}
 	}
@@ -86,7 +90,7 @@ func runTry(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	t := &trial{name: name, root: filepath.Join(dir, "state"), logs: filepath.Join(dir, "logs"), w: stdout}
+	t := &trial{name: name, only: *only, root: filepath.Join(dir, "state"), logs: filepath.Join(dir, "logs"), w: stdout}
 	return t.run(ctx)
 }
 
@@ -142,6 +146,7 @@ func tryRequires(w io.Writer, ps []drivers.Prerequisite) bool {
 // trial is one try: its state root, its logs, its runs.
 type trial struct {
 	name, root, logs string
+	only             string // the one operation to try; "": every one
 	w                io.Writer
 	scopes           []model.Scope
 	failed           []string
@@ -167,6 +172,9 @@ func (t *trial) run(ctx context.Context) error {
 	for _, r := range d.(drivers.Tryer).TryRuns() {
 		if ctx.Err() != nil {
 			break
+		}
+		if t.only != "" && r.Operation != t.only {
+			continue
 		}
 		t.one(ctx, r)
 	}
