@@ -103,6 +103,9 @@ func tryName(fs *verbFlags, arg string) (string, error) {
 			fmt.Fprintln(fs.out, err)
 			return "", statusExit{exitFail, "try: " + arg + " does not load (faultwin lint names each problem)"}
 		}
+		if d := catalog.Description(name); d != nil && builtinFile(arg, d.File) {
+			return name, nil // a known description named by its file
+		}
 		if _, known := catalog.Spec(name); known && !slices.Contains(fs.supervisorFiles(), arg) {
 			return "", fs.usagef("%s describes %q, the name of a known supervisor: give the copy a name of its own", arg, name)
 		}
@@ -116,6 +119,16 @@ func tryName(fs *verbFlags, arg string) (string, error) {
 		return "", fs.usagef("%s is neither a file nor a known supervisor (known: %s)", arg, strings.Join(catalog.Names(), ", "))
 	}
 	return arg, nil
+}
+
+// builtinFile says whether a and b (a built-in description's path from the
+// repository's root) name one file.
+func builtinFile(a, b string) bool {
+	abs, err := filepath.Abs(a)
+	if err != nil {
+		return false
+	}
+	return abs == b || strings.HasSuffix(abs, "/"+strings.TrimPrefix(b, "./"))
 }
 
 func (f *verbFlags) supervisorFiles() []string {
@@ -178,6 +191,8 @@ func (t *trial) run(ctx context.Context) error {
 		}
 		t.one(ctx, r)
 	}
+	// interrupted or not, what the runs left is judged and removed
+	ctx = context.WithoutCancel(ctx)
 	left := t.left(ctx, roots, pre.Snapshot)
 	clean := t.sweep(ctx, roots)
 	t.remove()

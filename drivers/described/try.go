@@ -59,7 +59,7 @@ func (d *Driver) TryRuns() []drivers.TryRun {
 func (d *Driver) Try(ctx context.Context, r drivers.TryRun, run string, emit func(drivers.TryStep)) {
 	d.init(run)
 	t := &tryer{d: d, emit: emit}
-	defer t.sweep(ctx)
+	defer t.sweep(context.WithoutCancel(ctx))
 	if err := os.MkdirAll(d.vars["assets"], 0o755); err != nil {
 		t.fail("state dir", err)
 		return

@@ -18,12 +18,10 @@ func TestTryRunsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	{
-		got := fmt.Sprint(New(d, t.TempDir(), "").TryRuns())
-		want := "[{checkpoint false cold 1} {checkpoint true cold 1} {rm false cold 1} {rm true cold 1} {stop false cold 1} {stop true cold 1} " +
-			"{stop_slow false cold 1} {stop_slow true cold 1} {restore false cold 1, checkpoint} {restore true cold 1, checkpoint}]"
-		if got != want {
-			t.Errorf("podman's try runs\n got %s\nwant %s", got, want)
-		}
+	got := fmt.Sprint(New(d, t.TempDir(), "").TryRuns())
+	want := "[{checkpoint false cold 1} {checkpoint true cold 1} {rm false cold 1} {rm true cold 1} {stop false cold 1} {stop true cold 1} " +
+		"{stop_slow false cold 1} {stop_slow true cold 1} {restore false cold 1, checkpoint} {restore true cold 1, checkpoint}]"
+	if got != want {
+		t.Errorf("podman's try runs\n got %s\nwant %s", got, want)
 	}
 }
