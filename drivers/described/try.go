@@ -161,9 +161,7 @@ func (t *tryer) call(ctx context.Context, what, field string, c Command, n int, 
 			grace = 200 * time.Millisecond
 		}
 		res := w.Finish(grace)
-		for _, a := range res.Fresh {
-			s.Roles = append(s.Roles, drivers.TryRole{Role: a.Role, PID: a.PID.PID, Comm: a.Comm, Argv: a.Argv, Cgroup: a.Cgroup})
-		}
+		s.Roles = tryRoles(res.Fresh)
 		if op != "" {
 			s.Phases = t.phases(op, res)
 		}
@@ -174,6 +172,24 @@ func (t *tryer) call(ctx context.Context, what, field string, c Command, n int, 
 	s.Log = t.log(what, uc.Output)
 	t.emit(s)
 	return err == nil
+}
+
+// tryRoles are the roles' first new processes; an argv read empty (the
+// process was caught mid-exec) is read again from the same process, if it
+// still runs.
+func tryRoles(fresh []triggers.Appearance) []drivers.TryRole {
+	var out []drivers.TryRole
+	for _, a := range fresh {
+		argv := a.Argv
+		if len(argv) == 0 || argv[0] == "" {
+			if id, err := triggers.Identify(a.PID.PID); err == nil && id == a.PID {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", a.PID.PID))
+				argv = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+			}
+		}
+		out = append(out, drivers.TryRole{Role: a.Role, PID: a.PID.PID, Comm: a.Comm, Argv: argv, Cgroup: a.Cgroup})
+	}
+	return out
 }
 
 // daemon starts the run's daemon and waits until it is ready.
@@ -190,9 +206,7 @@ func (t *tryer) daemon(ctx context.Context) bool {
 		s.Err = err.Error()
 	}
 	if werr == nil {
-		for _, a := range w.Finish(0).Fresh {
-			s.Roles = append(s.Roles, drivers.TryRole{Role: a.Role, PID: a.PID.PID, Comm: a.Comm, Argv: a.Argv, Cgroup: a.Cgroup})
-		}
+		s.Roles = tryRoles(w.Finish(0).Fresh)
 	}
 	s.Notes = append(s.Notes, "the daemon runs until the sweep stops it")
 	s.Log = t.log("daemon start", c.Output)
