@@ -22,6 +22,7 @@ func verbs() map[string]verb {
 	return map[string]verb{
 		"doctor":    {"check this host's prerequisites, one line each", runDoctor},
 		"lint":      {"check descriptions, window definitions and learned outcomes without root or the host", runLint},
+		"try":       {"run a description's commands once with no fault on throwaway runs; say per step what it did and which field to look at", runTry},
 		"run":       {"run the windows of one directory (default windows/refsup/*.yaml), one row each", runWindows},
 		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
 		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},
