@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"faultwin/drivers"
 	"faultwin/drivers/described"
@@ -28,6 +29,9 @@ type Options struct {
 	StateRoot string   // where runs keep their state
 	LogDir    string   // harness-owned dir for the supervisor's own output
 	Bugs      []string // known-bug switches (mutant runs only)
+	// KillWait is how long refsup waits for a killed process to go (mutant
+	// runs only, whose frozen strays never go; 0: refsup's default).
+	KillWait time.Duration
 }
 
 type entry struct {
@@ -82,7 +86,11 @@ func load(extra string) {
 	known = map[string]entry{
 		refsup.Name: {
 			spec: refsup.Spec,
-			make: func(o Options) drivers.Driver { return refsup.New(o.Bin, o.StateRoot, o.LogDir, o.Bugs) },
+			make: func(o Options) drivers.Driver {
+				d := refsup.New(o.Bin, o.StateRoot, o.LogDir, o.Bugs)
+				d.KillWait = o.KillWait
+				return d
+			},
 		},
 	}
 	descs, err := described.LoadFS(supervisors.Files, "drivers/described/supervisors/")

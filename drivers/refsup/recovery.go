@@ -106,7 +106,7 @@ func (d *Driver) Restart(ctx context.Context, fault string) error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{"serve", "--root", d.Root, "--run", d.run, "--tag", d.scope.Tag, "--recover"}, d.bugArgs()...)
+	args := append([]string{"serve", "--root", d.Root, "--run", d.run, "--tag", d.scope.Tag, "--recover"}, d.switchArgs()...)
 	var env []string
 	if fault != "" {
 		env = append(env, "FAULTWIN_FAULT_AT="+fault)
