@@ -242,6 +242,16 @@ const EnvDirs = described.EnvDirs
 // (faultwin lint checks a user's before it is installed): its driver's
 // published spec, or every problem of the file.
 func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
+	d, err := parseOverKnown(file, data)
+	if err != nil {
+		return model.DriverSpec{}, err
+	}
+	return d.Spec(), nil
+}
+
+// parseOverKnown parses a description over every known one (a variant of a
+// known supervisor is read over it).
+func parseOverKnown(file string, data []byte) (*described.Description, error) {
 	ensure()
 	var bases []*described.Description
 	for _, name := range Names() {
@@ -249,11 +259,7 @@ func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
 			bases = append(bases, d)
 		}
 	}
-	d, err := described.ParseOver(file, data, bases)
-	if err != nil {
-		return model.DriverSpec{}, err
-	}
-	return d.Spec(), nil
+	return described.ParseOver(file, data, bases)
 }
 
 // NameIn returns the name of the supervisor file describes (a variant of a
@@ -263,14 +269,7 @@ func NameIn(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ensure()
-	var bases []*described.Description
-	for _, name := range Names() {
-		if d := known[name].desc; d != nil {
-			bases = append(bases, d)
-		}
-	}
-	d, err := described.ParseOver(file, data, bases)
+	d, err := parseOverKnown(file, data)
 	if err != nil {
 		return "", err
 	}
