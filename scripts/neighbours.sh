@@ -4,7 +4,9 @@
 # runner: a podman container on podman's default network (podman0, a
 # named netns, netavark's chains), a Docker container on docker0 (with
 # Docker's iptables chains), a task of a containerd of the user's (its
-# shim socket under /run/containerd/s), a plain veth pair and a bridge
+# shim socket under /run/containerd/s), a Kubernetes node's pod network
+# (the CNI bridge plugin's bridge, a pod's veth and named netns
+# /run/netns/cni-*, its masquerade chains), a plain veth pair and a bridge
 # with a port of the user's, and a process that starts about 100 short
 # processes a second. None of it is faultwin's: the suite must run beside
 # it without a refusal, a claim or a deletion.
@@ -39,6 +41,21 @@ pod() { podman --root "$DIR/podman/storage" --runroot "$DIR/podman/run" --tmpdir
   --cgroup-manager cgroupfs --events-backend file "$@"; }
 dock() { docker --host "unix://$DIR/docker/d.sock" "$@"; }
 ctrc() { ctr --address "$DIR/containerd/c.sock" --namespace user "$@"; }
+
+# A pod's network as a Kubernetes node's CRI makes it: the CNI bridge
+# plugin (Debian's containernetworking-plugins) with host-local addresses
+# and masquerade, a netns named as containerd names a sandbox's.
+CNI_NETNS=cni-fwneighbour-0000
+cni_conf() {
+  cat <<EOF
+{"cniVersion": "1.0.0", "name": "fwnpods", "type": "bridge", "bridge": "fwncni0", "isGateway": true, "ipMasq": true,
+ "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.199.250.0/24"}]], "dataDir": "$DIR/cni/ipam"}}
+EOF
+}
+cni() {
+  CNI_COMMAND=$1 CNI_CONTAINERID=fwneighbour CNI_NETNS=/run/netns/$CNI_NETNS CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni \
+    /usr/lib/cni/bridge <"$DIR/cni/net.json"
+}
 
 rootfs() {
   mkdir -p "$DIR/rootfs/bin" "$DIR/rootfs/tmp"
@@ -88,6 +105,13 @@ EOF
   for _ in $(seq 100); do ctrc version >/dev/null 2>&1 && break; sleep 0.1; done
   ctrc run --detach --rootfs "$DIR/rootfs" fwneighbour /bin/sleep 7200 >/dev/null 2>&1 </dev/null
 
+  say "a Kubernetes node's pod network: the CNI bridge plugin's bridge, a pod's netns and veth, its NAT chains"
+  mkdir -p "$DIR/cni"
+  cni_conf >"$DIR/cni/net.json"
+  ip netns add "$CNI_NETNS"
+  cni ADD >"$DIR/cni/add.json"
+  detached ip netns exec "$CNI_NETNS" /bin/sleep 7200 >/dev/null 2>&1 </dev/null
+
   say "a veth pair and a bridge with a port, the user's"
   ip link add fwnbr0 type bridge
   ip link add fwnveth1 type veth peer name fwnveth2
@@ -109,6 +133,10 @@ check() {
   pod exec fwneighbour /bin/true || { echo "neighbours: podman exec into the user's container failed" >&2; bad=1; }
   dock exec fwneighbour /bin/true || { echo "neighbours: docker exec into the user's container failed" >&2; bad=1; }
   ctrc task exec --exec-id check-$$ fwneighbour /bin/true || { echo "neighbours: ctr task exec into the user's task failed" >&2; bad=1; }
+  # (read whole, then matched: grep -q would end ip's write early, a
+  # SIGPIPE pipefail counts as a failure)
+  [[ $(ip netns exec "$CNI_NETNS" ip -o addr show eth0 2>&1) == *" 10.199.250."* ]] ||
+    { echo "neighbours: the pod's netns lost its address" >&2; bad=1; }
   [[ -d /proc/$(cat "$DIR/forker.pid") ]] || { echo "neighbours: the forking neighbour is gone" >&2; bad=1; }
   ((bad == 0)) && say "all there, unchanged, answering"
   return $bad
@@ -126,7 +154,12 @@ down() {
   dock rm -f fwneighbour >/dev/null 2>&1 || true
   [[ -f $DIR/docker/d.pid ]] && kill "$(cat "$DIR/docker/d.pid")" 2>/dev/null || true
   pod rm -f -t 0 fwneighbour >/dev/null 2>&1 || true
-  for l in fwnbr0 fwnveth1 fwnport1; do ip link del "$l" 2>/dev/null || true; done
+  if [[ -f $DIR/cni/net.json ]]; then
+    for p in $(ip netns pids "$CNI_NETNS" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+    cni DEL >/dev/null 2>&1 || true
+  fi
+  ip netns del "$CNI_NETNS" 2>/dev/null || true
+  for l in fwnbr0 fwnveth1 fwnport1 fwncni0; do ip link del "$l" 2>/dev/null || true; done
   for _ in $(seq 50); do
     [[ -f $DIR/docker/d.pid ]] && kill -0 "$(cat "$DIR/docker/d.pid" 2>/dev/null)" 2>/dev/null && { sleep 0.1; continue; }
     [[ -f $DIR/containerd/pid ]] && kill -0 "$(cat "$DIR/containerd/pid" 2>/dev/null)" 2>/dev/null && { sleep 0.1; continue; }

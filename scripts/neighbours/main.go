@@ -145,6 +145,11 @@ func save(p string, h Host) error {
 
 // clean deletes the nft tables made since before (the user's engines
 // leave them when they stop; iptables-nft makes them whole).
+// engineTables are the nft tables the neighbours' engines make when they
+// start and leave when they stop: iptables-nft's (Docker's and the CNI
+// plugins' chains) and netavark's.
+var engineTables = map[string]bool{"nat": true, "filter": true, "mangle": true, "raw": true, "security": true, "netavark": true}
+
 func clean(before Host) error {
 	now, err := read()
 	if err != nil {
@@ -158,6 +163,13 @@ func clean(before Host) error {
 	for t := range since(before, now).Tables {
 		var fam, name string
 		if _, err := fmt.Sscan(t, &fam, &name); err != nil || fams[fam] == 0 {
+			continue
+		}
+		if !engineTables[name] {
+			// not what the user's engines make when they start: a run's
+			// (faultwin_<run>, CRIU-<run>) or anyone else's, never ours
+			// to delete
+			fmt.Println("neighbours: left nft table", t, "(made since the neighbours started, not by their engines)")
 			continue
 		}
 		conn.DelTable(&nftables.Table{Family: fams[fam], Name: name})
