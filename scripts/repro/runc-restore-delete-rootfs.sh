@@ -137,7 +137,7 @@ while [ "$i" -le "$n" ]; do
 	while [ -z "$seen" ] && [ $j -lt 20000 ] && kill -0 "$rpid" 2>/dev/null; do
 		if [ "$KILL_AT" = criu ]; then
 			for c in /proc/[0-9]*/stat; do
-				read -r _ comm _ ppid _ < "$c" 2>/dev/null || continue
+				{ read -r _ comm _ ppid _ < "$c"; } 2>/dev/null || continue
 				[ "$ppid" = "$rpid" ] && [ "$comm" = "(criu)" ] && { seen="its CRIU child ${c#/proc/}"; seen=${seen%/stat}; break; }
 			done
 		elif grep -q " $mnt " /proc/self/mountinfo; then
