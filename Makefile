@@ -146,12 +146,28 @@ smoke: build hostcheck $(GINKGO)
 	    || { $(call not_passed,$(OUT)/smoke-$$d.jsonl); exit 1; }; \
 	done
 
-## test: what CI runs (.ci/run), in about 6 minutes on 2 cores: lint, build, the unit and integration
-## tiers, every refsup window, the smoke set of every described supervisor, every mutant, the replay
-## of results/; ends with the time each target took. The full suites are make nightly.
-TEST_TARGETS = deps lint build hostcheck unit integration windows smoke mutants replay
+## test: what CI runs (.ci/run): lint, build, the unit and integration tiers, every refsup window
+## and the smoke set of every described supervisor beside a user's own containers (neighbours-up),
+## every mutant, the replay of results/; ends with the time each target took. The full suites are
+## make nightly.
+TEST_TARGETS = deps lint build hostcheck unit integration neighbours-up windows smoke neighbours-check neighbours-down mutants replay
 test:
-	scripts/timed $(TEST_TARGETS)
+	trap 'scripts/neighbours.sh down' EXIT; scripts/timed $(TEST_TARGETS)
+
+## neighbours-up, neighbours-check, neighbours-down: a user's own podman container on podman0, Docker
+## container on docker0, containerd task, veth pair and bridge, and a process forking ~100 times a
+## second, beside the windows (scripts/neighbours.sh); check runs the sweep hostcheck advises, then fails
+## when any of them is gone, changed (links by ifindex, netns by inode, nft chains by handle, shim
+## sockets by inode) or no longer answers an exec, or when hostcheck does not say clean
+.PHONY: neighbours-up neighbours-check neighbours-down
+neighbours-up: build
+	scripts/neighbours.sh up
+neighbours-check: build
+	$(FAULTWIN) sweep --reclaim-names --state-root $(STATE_ROOT)
+	scripts/neighbours.sh check
+	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
+neighbours-down:
+	scripts/neighbours.sh down
 
 ## nightly: every window of every supervisor, the slow host tests and the image: what make test runs,
 ## then NIGHTLY_N passes (default 3) of each described supervisor's windows as a soak, failing on a

@@ -2,6 +2,7 @@ package criteria
 
 import (
 	"strconv"
+	"strings"
 
 	"faultwin/internal/model"
 	"faultwin/snapshots"
@@ -10,7 +11,8 @@ import (
 // p2 holds when, after both sweeps, nothing is mounted under the run's state
 // dir, under any other non-decoy path of the state root, in CRIU's
 // /tmp/.criu.* staging dirs or at a named netns the driver declares
-// (Roots.Netns), and no such staging dir is left. Mounts seen only inside a
+// (Roots.Netns), and no such staging dir is left, and no process outside
+// the run holds a mount of the run's own mount namespace (holders.go). Mounts seen only inside a
 // foreign mount namespace count: a session that outlived the sweep can pin
 // them where the host cannot see. A named netns mount pins its namespace,
 // and with it the namespace's links and tables, after the run is gone.
@@ -68,6 +70,17 @@ func (c *ctx) runMounts(s snapshots.Snapshot) ([]finding, []string) {
 	}
 	for _, f := range s.CRIUTmp {
 		found = append(found, finding{key: "criu tmp " + cleanPath(f.Path), line: fileLine("criu tmp", f)})
+	}
+	// A mount of the run's own mount namespace that a process outside the
+	// run holds lives on detached: left by the sweeps, whoever holds it.
+	owned := map[model.PID]bool{}
+	for _, o := range OfRun(s, c.sc, c.in.Decoys) {
+		owned[o.Process.ID()] = true
+	}
+	skip := func(p snapshots.Process) bool { return isDecoyProcess(p, c.decoyProcs) }
+	for _, l := range holders(s, owned, c.sc.Run, skip) {
+		key, _, _ := strings.Cut(l, " holds ")
+		found = append(found, finding{key: "held by " + key, line: l})
 	}
 	return found, nil
 }

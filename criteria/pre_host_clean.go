@@ -33,7 +33,9 @@ import (
 // matching Roots.Chains. A mount, link, table or chain matching
 // Roots.Shared is the supervisor's by design, kept across its runs, and is
 // left out; a run's cgroup never is (Roots.RunCgroupsLeft, in every row
-// recorded since).
+// recorded since). A holder of a mount of a run's own mount namespace
+// (holders.go) counts too, named as not the run's: the mount lives on
+// until it lets go.
 func Leftovers(s snapshots.Snapshot, r snapshots.Roots) []string {
 	bad, gaps, _, _ := leftovers(s, r)
 	return append(gaps, bad...)
@@ -77,6 +79,7 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept, notes 
 		isOwned[o.Process.ID()] = true
 		bad = append(bad, procLine(o.Process)+": "+strings.Join(o.Why, ", ")+" ["+processState(o.Process, s)+"]")
 	}
+	bad = append(bad, holders(s, isOwned, "", func(snapshots.Process) bool { return false })...)
 	g, notes := unreadable(s, isOwned, func(snapshots.Process) bool { return false })
 	gaps = append(gaps, g...)
 	claimed := anyRunClaim(s, r)

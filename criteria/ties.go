@@ -40,7 +40,12 @@ type recordedNS struct {
 	run string
 }
 
-type recordedMount struct{ run, at string }
+// recordedMount is a recorded mount's run and mount point, and the run's
+// own mount namespace it was in (0: the harness's table showed it).
+type recordedMount struct {
+	run, at string
+	ns      uint64
+}
 
 // records indexes the tie records rs for newTies.
 func (t *ties) records(rs []snapshots.TieRecord) {
@@ -53,7 +58,7 @@ func (t *ties) records(rs []snapshots.TieRecord) {
 		}
 		for _, m := range r.Mounts {
 			if m.ID != 0 {
-				t.recMnt[m.ID] = recordedMount{r.Run, cleanPath(m.MountPoint)}
+				t.recMnt[m.ID] = recordedMount{r.Run, cleanPath(m.MountPoint), m.NS}
 			}
 		}
 	}
@@ -106,12 +111,15 @@ func parsePin(s string) (nsKey, bool) {
 // heldReasons names the files p holds on a run filesystem, one reason for
 // its open files and one for its mappings: a path can lie, a device and an
 // inode cannot. A file held through a recorded mount also names the run
-// the record is of.
+// the record is of. What is held through a mount of a run's own mount
+// namespace is no reason: that makes p the mount's holder (holds).
 func (t ties) heldReasons(p snapshots.Process) (out []string, run string) {
 	var fd, mapped, dir string
 	for _, h := range p.Held {
 		var at string
-		if rm, ok := t.recMnt[h.Mnt]; ok && h.Mnt != 0 {
+		if rm, ok := t.recMnt[h.Mnt]; ok && h.Mnt != 0 && rm.ns != 0 {
+			continue // a holder's, not the run's (holds)
+		} else if ok && h.Mnt != 0 {
 			at = "run " + rm.run + "'s recorded mount " + rm.at + " (mount id " + strconv.FormatUint(h.Mnt, 10) + ") ino " + strconv.FormatUint(h.Ino, 10)
 			if run == "" {
 				run = rm.run

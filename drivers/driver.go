@@ -113,3 +113,81 @@ type Prerequisite struct {
 type Aftercarer interface {
 	Aftermath(ctx context.Context, w model.Window) *model.Aftermath
 }
+
+// Tryer is a driver whose supervisor's commands can be run once, with no
+// fault, on throwaway runs (faultwin try): each step reported as it ends,
+// so the author of a description sees, before a soak, whether a failure
+// is the supervisor's or the description's.
+type Tryer interface {
+	// TryRuns are the runs a try makes, in order, each on a fresh run.
+	TryRuns() []TryRun
+	// Try makes one of them on run (a fresh driver each): requires aside,
+	// the setup, the daemon, the precondition the operation needs, the
+	// operation or its retry, the recovery's list and look, the sweep. The
+	// sweep runs whatever failed before it.
+	Try(ctx context.Context, r TryRun, run string, step func(TryStep))
+}
+
+// TryRun is one run of a try: an operation on the precondition it needs,
+// or, Retry, the recovery's retry of it on that precondition instead.
+type TryRun struct {
+	Operation string
+	Retry     bool
+	Needs     string // "cold 1, checkpoint"
+}
+
+// TryStep is one command of a try and what it did.
+type TryStep struct {
+	Run  string
+	What string // "precondition cold 1", "operation restore"
+	// Look are the description's fields a failure points at, the step's
+	// own first ("precondition.cold", "base").
+	Look     []string
+	Argv     []string
+	Exit     int
+	Signal   string
+	TimedOut bool
+	Seconds  float64
+	Output   string
+	Log      string // the file holding the whole output
+	HeldOpen []model.Holder
+	Roles    []TryRole  // each role's first new process during the step
+	Phases   []TryPhase // the operation's phases: those seen, in order, then the others
+	Err      string     // why the step failed; "" when it ran
+	// Excused says why a failure here is expected of a description that
+	// is right (a sweep's cleanup of what is not there): shown, not failed.
+	Excused string
+	Notes   []string
+}
+
+// Failed says whether the step failed unexcused or an operation phase
+// went unseen.
+func (s TryStep) Failed() bool {
+	if s.Err != "" && s.Excused == "" {
+		return true
+	}
+	for _, p := range s.Phases {
+		if !p.Seen {
+			return true
+		}
+	}
+	return false
+}
+
+// TryRole is a role's first process that appeared during a step.
+type TryRole struct {
+	Role   string
+	PID    int
+	Comm   string
+	Argv   []string
+	Cgroup string
+}
+
+// TryPhase is one phase of the operation and whether its evidence was seen.
+type TryPhase struct {
+	Name     string
+	Seen     bool
+	At       float64 // seconds after the step's start
+	Evidence string  // what showed it, or what was looked for
+	Field    string  // the description's field its evidence is
+}

@@ -35,10 +35,19 @@ type RecordedNS struct {
 // RecordedMount is one mount of a run filesystem as the harness's table
 // showed it: its never-reused id (STATX_MNT_ID_UNIQUE), its device as
 // mountinfo spells it and where it was mounted.
+//
+// NS is set for a mount of one of the run's own mount namespaces (a
+// session's root, as that namespace mounts it), by the namespace's inode:
+// the harness's table never shows it, and a process outside every
+// namespace of the run reaches it only through a process of the run
+// (/proc/<pid>/root). Such a process holding a file there is named as
+// its holder, not as the run's: it is left alone, and the host is not
+// clean until it lets go. Records from before it have none.
 type RecordedMount struct {
 	ID         uint64 `json:"id"`
 	Dev        string `json:"dev"`
 	MountPoint string `json:"mount_point"`
+	NS         uint64 `json:"ns,omitempty"`
 }
 
 // RecordsDir is where the tie records of the runs under stateRoot are

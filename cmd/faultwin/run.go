@@ -22,6 +22,7 @@ func verbs() map[string]verb {
 	return map[string]verb{
 		"doctor":    {"check this host's prerequisites, one line each", runDoctor},
 		"lint":      {"check descriptions, window definitions and learned outcomes without root or the host", runLint},
+		"try":       {"run a description's commands once with no fault on throwaway runs; say per step what it did and which field to look at", runTry},
 		"run":       {"run the windows of one directory (default windows/refsup/*.yaml), one row each", runWindows},
 		"hostcheck": {"say whether anything of a faultwin run is left on this host", runHostcheck},
 		"sweep":     {"sweep every dead run under the state root with its supervisor's own sweep", runSweep},
@@ -36,6 +37,7 @@ func verbs() map[string]verb {
 		"compact":   {"convert a rows file to compact rows (.jsonl.gz): evidence stored once, deltas, gzip", runCompact},
 		"expect":    {"learn a described supervisor's expected outcomes per window from its soaks (expected/outcomes.yaml)", runExpect},
 		"drift":     {"hold new rows of a described supervisor against its expected outcomes; exit 1 on a drift", runDrift},
+		"results":   {"results prune: keep what is cited and the newest soaks, remove the rest, pack what stays (results/README.md)", runResults},
 		"rows":      {"print rows as plain JSONL (compact files expanded), selected by window, status or criterion", runRows},
 	}
 }

@@ -247,3 +247,24 @@ func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
 	}
 	return d.Spec(), nil
 }
+
+// NameIn returns the name of the supervisor file describes (a variant of a
+// known one is read over it), or every problem of the file.
+func NameIn(file string) (string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	ensure()
+	var bases []*described.Description
+	for _, name := range Names() {
+		if d := known[name].desc; d != nil {
+			bases = append(bases, d)
+		}
+	}
+	d, err := described.ParseOver(file, data, bases)
+	if err != nil {
+		return "", err
+	}
+	return d.Name, nil
+}

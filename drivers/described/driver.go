@@ -55,6 +55,8 @@ type call struct {
 	TimedOut bool     `json:"timed_out,omitempty"`
 	MS       float64  `json:"ms"`
 	Output   string   `json:"output"`
+	// HeldOpen: processes that kept its output open after it exited.
+	HeldOpen []model.Holder `json:"held_open,omitempty"`
 }
 
 // New returns a driver for desc with runs under root.
@@ -188,9 +190,15 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 	argv := d.expand(o.Run, 1)
 	cmd := d.command(argv)
 	out := &limitedBuffer{max: 1 << 20}
-	cmd.Stdout, cmd.Stderr = out, out
+	output, err := hostview.Capture(cmd, out, out)
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", op, err)
+	}
 	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	output.Started()
+	if err != nil {
+		output.Done(0)
 		return fmt.Errorf("starting %s: %w", op, err)
 	}
 	d.op, d.opDone = cmd, make(chan struct{})
@@ -206,8 +214,14 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		d.opNote = "trigger not started: " + werr.Error()
 	}
 	d.watch = w
+	var held []model.Holder
+	var exited time.Duration
 	go func() {
+		// The operation is over when its process is, whatever a child
+		// that inherited its output does.
 		d.opErr = cmd.Wait()
+		exited = time.Since(t0)
+		held = output.Done(hostview.HeldGrace)
 		close(d.opDone)
 	}()
 	timer := time.NewTimer(d.timeout())
@@ -232,11 +246,12 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		r := w.Finish(grace)
 		d.result = &r
 	}
-	c := call{What: "operation " + op, Argv: argv, MS: ms(time.Since(t0)), Output: out.String(),
-		Exit: exitCode(cmd.ProcessState), Signal: signalOf(cmd.ProcessState), TimedOut: strings.HasPrefix(d.opNote, "operation still")}
+	c := call{What: "operation " + op, Argv: argv, MS: ms(exited), Output: out.String(),
+		Exit: exitCode(cmd.ProcessState), Signal: signalOf(cmd.ProcessState), TimedOut: strings.HasPrefix(d.opNote, "operation still"),
+		HeldOpen: held}
 	d.calls = append(d.calls, c)
 	d.opCall = model.UserCall{Step: "operation", What: c.What, Argv: c.Argv, Exit: c.Exit, Signal: c.Signal, TimedOut: c.TimedOut,
-		MS: c.MS, Output: c.Output, Stuck: d.opCall.Stuck}
+		MS: c.MS, Output: c.Output, Stuck: d.opCall.Stuck, HeldOpen: held}
 	return nil
 }
 
@@ -359,7 +374,7 @@ func (d *Driver) do(ctx context.Context, what string, c Command, n int) error {
 	argv := d.expand(c, n)
 	uc, err := hostview.Run(ctx, d.command(argv), d.run, d.timeout())
 	d.calls = append(d.calls, call{What: what, Argv: argv, MS: uc.MS, Output: uc.Output,
-		Exit: uc.Exit, Signal: uc.Signal, TimedOut: uc.TimedOut})
+		Exit: uc.Exit, Signal: uc.Signal, TimedOut: uc.TimedOut, HeldOpen: uc.HeldOpen})
 	if err != nil {
 		return fmt.Errorf("%s (%s): %v: %s", what, strings.Join(argv, " "), err, lastLine(uc.Output))
 	}
@@ -392,8 +407,10 @@ func (d *Driver) command(argv []string) *exec.Cmd {
 	}
 	cmd.Env, cmd.Dir = env, "/"
 	// Its own process group, so that a command killed at its bound takes
-	// what it started with it (a shell's ctr would otherwise live on); and
-	// Wait stops waiting for output pipes a survivor still holds.
+	// what it started with it (a shell's ctr would otherwise live on). A
+	// call's output goes through hostview.Capture's pipes, so its Wait
+	// returns at its exit; WaitDelay bounds the wait for exec's own pipes
+	// of the daemon and the readiness polls, a survivor holding them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	cmd.WaitDelay = 2 * time.Second
 	return cmd

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 
@@ -32,14 +31,25 @@ func Call(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) m
 // caller that stops on failure reports: the start's or the wait's error
 // (a non-zero exit, a signal), or the bound reached.
 func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (model.UserCall, error) {
+	return RunWatched(ctx, cmd, run, bound, nil)
+}
+
+// RunWatched is Run, calling started (when not nil) once the process
+// started and before it is waited for: a watch of what it starts needs
+// its pid.
+func RunWatched(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration, started func(pid int)) (model.UserCall, error) {
 	// The output as the user sees it, both streams in order; and stdout
 	// alone, what a list's view is read from (a warning on stderr is not
 	// part of it).
 	var out, stdout bytes.Buffer
-	both := &lockedWriter{w: &out}
-	errs := &countingWriter{w: both}
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(both, &stdout), errs
+	errs := &countingWriter{w: &out}
 	uc := model.UserCall{Argv: cmd.Args}
+	// Output's lock serialises the two streams into out.
+	o, err := Capture(cmd, io.MultiWriter(&out, &stdout), errs)
+	if err != nil {
+		uc.Exit, uc.Output = -1, err.Error()
+		return uc, err
+	}
 	kill := func() {
 		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -47,8 +57,12 @@ func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (m
 		_ = cmd.Process.Kill()
 	}
 	t0 := time.Now()
-	err := cmd.Start()
+	err = cmd.Start()
+	o.Started()
 	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		timer := time.NewTimer(bound)
@@ -67,7 +81,10 @@ func Run(ctx context.Context, cmd *exec.Cmd, run string, bound time.Duration) (m
 		}
 		timer.Stop()
 	}
+	// The call is over when its process is: a child that inherited its
+	// output and lives on is named, not waited for.
 	uc.MS = float64(time.Since(t0).Microseconds()) / 1000
+	uc.HeldOpen = o.Done(HeldGrace)
 	b := out.Bytes()
 	if len(b) > maxOutput {
 		b = b[len(b)-maxOutput:]
@@ -101,20 +118,6 @@ func FirstRead(name string, loc Locate, within time.Duration) model.Workload {
 		w = Once(name, loc)
 	}
 	return w
-}
-
-// lockedWriter serialises the two streams' writes into one buffer: with
-// different writers for stdout and stderr, exec copies each in its own
-// goroutine.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // countingWriter counts what passes through it.

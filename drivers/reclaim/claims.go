@@ -32,7 +32,7 @@ func Claim(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot) (sn
 	if len(rec.Claims) == 0 {
 		return s, nil
 	}
-	if err := writeRecord(roots.Records, rec); err != nil {
+	if _, err := writeRecord(roots.Records, rec); err != nil {
 		return s, err
 	}
 	s.Records = slices.Clone(s.Records)

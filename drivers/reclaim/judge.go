@@ -61,17 +61,30 @@ func JudgeWith(capture func() (snapshots.Snapshot, error), roots snapshots.Roots
 	}
 	j.Snapshot, j.Left = s, criteria.Leftovers(s, roots) // unreadable parts count as leftovers there
 	j.SetAside = criteria.SetAside(s, roots)             // unless set aside, tied to no run
-	return j, keepRecords(j, roots)
+	grew, err := keepRecords(j, roots)
+	if !grew || err != nil {
+		return j, err
+	}
+	// A record written now ties what this reading could not: a holder of
+	// a mount of a run's own mount namespace is named from the record, so
+	// read once more and judge that.
+	if s, err = capture(); err != nil {
+		return j, err
+	}
+	j.Snapshot, j.Left = s, criteria.Leftovers(s, roots)
+	j.SetAside = criteria.SetAside(s, roots)
+	_, err = keepRecords(j, roots)
+	return j, err
 }
 
 // keepRecords keeps the tie records in step with a judgement: a clean host
 // holds nothing any record names, so they are dropped; otherwise each run
 // whose marked processes are left gets their namespaces and its mounts
 // recorded, so that what its sweep leaves in them is still named after
-// the sweep removed its state dir.
-func keepRecords(j Judgement, roots snapshots.Roots) error {
+// the sweep removed its state dir. It reports whether a record grew.
+func keepRecords(j Judgement, roots snapshots.Roots) (grew bool, err error) {
 	if j.Clean() {
-		return DropRecords(roots.Records)
+		return false, DropRecords(roots.Records)
 	}
 	runs := map[string]bool{}
 	dirs, _, _ := RunDirs(roots.StateRoot) // none when it cannot be read
@@ -85,9 +98,11 @@ func keepRecords(j Judgement, roots snapshots.Roots) error {
 	}
 	var errs []error
 	for _, run := range slices.Sorted(maps.Keys(runs)) {
-		errs = append(errs, Record(roots, model.NewScope(roots.StateRoot, run), j.Snapshot))
+		added, err := Record(roots, model.NewScope(roots.StateRoot, run), j.Snapshot)
+		grew = grew || added
+		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return grew, errors.Join(errs...)
 }
 
 // OnlyZombies reports whether s has leftovers and every one of them is a

@@ -25,9 +25,9 @@ import (
 // is the run's after its sweep removed everything else. A namespace or
 // mount gone since s was taken, or whose id this kernel cannot give, is not
 // recorded, and neither is a namespace a process not of the run shares.
-func Record(roots snapshots.Roots, sc model.Scope, s snapshots.Snapshot) error {
+func Record(roots snapshots.Roots, sc model.Scope, s snapshots.Snapshot) (added bool, err error) {
 	if roots.Records == "" || sc.Run == "" {
-		return nil
+		return false, nil
 	}
 	rec := snapshots.TieRecord{Run: sc.Run}
 	hostNS := map[uint64]bool{}
@@ -80,10 +80,53 @@ func Record(roots snapshots.Roots, sc model.Scope, s snapshots.Snapshot) error {
 			rec.Merge(snapshots.TieRecord{Mounts: []snapshots.RecordedMount{{ID: id, Dev: m.Dev, MountPoint: m.MountPoint}}})
 		}
 	}
+	nsMounts(&rec, s, sc, ofRun, shared)
 	if len(rec.NS) == 0 && len(rec.Mounts) == 0 {
-		return nil
+		return false, nil
 	}
 	return writeRecord(roots.Records, rec)
+}
+
+// nsMounts adds to rec the run filesystems' mounts of the run's own mount
+// namespaces (those of its live processes that no process but the run's
+// shares): a session's root as its own namespace mounts it, which the
+// harness's table never shows. A process outside the run holding a file
+// through one (opened through /proc/<pid>/root) keeps it alive after the
+// namespace is gone; the record names it as that mount's holder.
+func nsMounts(rec *snapshots.TieRecord, s snapshots.Snapshot, sc model.Scope, ofRun map[model.PID]bool, shared map[snapshots.RecordedNS]bool) {
+	if len(s.HostNS) == 0 {
+		return
+	}
+	hostNS := map[uint64]bool{}
+	for _, ino := range s.HostNS {
+		hostNS[ino] = true
+	}
+	runDevs := map[string]bool{}
+	for _, m := range s.Mounts {
+		if m.Dev != "" && !m.Decoy && model.Within(m.MountPoint, sc.StateDir) {
+			runDevs[m.Dev] = true
+		}
+	}
+	done := map[uint64]bool{}
+	for _, p := range s.Processes {
+		ns := p.NS["mnt"]
+		if !ofRun[p.ID()] || p.Zombie() || ns == 0 || hostNS[ns] || done[ns] || shared[snapshots.RecordedNS{Kind: "mnt", Ino: ns}] {
+			continue
+		}
+		// The same process in the same namespace as s saw.
+		if start, err := host.StartTime(p.PID); err != nil || start != p.StartTime {
+			continue
+		}
+		if now, err := host.NSInode(strconv.Itoa(p.PID), "mnt"); err != nil || now != ns {
+			continue
+		}
+		ms, err := host.NSMounts(p.PID, ns, runDevs)
+		if err != nil {
+			continue // exited meanwhile: the next process there is tried
+		}
+		done[ns] = true
+		rec.Merge(snapshots.TieRecord{Mounts: ms})
+	}
 }
 
 // liveNS reads p's namespace of kind now, when it is the one s recorded
@@ -106,37 +149,38 @@ func liveNS(p snapshots.Process, kind string, hostNS map[uint64]bool) (snapshots
 }
 
 // writeRecord merges rec into its run's file, written whole to a temporary
-// file and renamed, so a reader never sees half a record.
-func writeRecord(dir string, rec snapshots.TieRecord) error {
+// file and renamed, so a reader never sees half a record. It reports
+// whether the record grew.
+func writeRecord(dir string, rec snapshots.TieRecord) (added bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+		return false, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
 	path := filepath.Join(dir, rec.Run+".json")
 	if b, err := os.ReadFile(path); err == nil {
 		var old snapshots.TieRecord
 		if err := strictjson.Decode(b, &old, path); err != nil {
-			return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+			return false, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 		}
 		if !old.Merge(rec) {
-			return nil
+			return false, nil
 		}
 		rec = old
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+		return false, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
-		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+		return false, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
 	b = append(b, '\n')
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+		return false, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("tie record of run %s: %w", rec.Run, err)
+		return false, fmt.Errorf("tie record of run %s: %w", rec.Run, err)
 	}
-	return nil
+	return true, nil
 }
 
 // DropRecords removes the tie records in dir: called once a judgement

@@ -49,7 +49,7 @@ func TestRecordSkipsAMountThatIsGone(t *testing.T) {
 	// The control: while the mount is there, the record names it.
 	ctl := roots
 	ctl.Records = t.TempDir()
-	if err := Record(ctl, sc, s); err != nil {
+	if _, err := Record(ctl, sc, s); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(ctl.Records, sc.Run+".json")); err != nil || !strings.Contains(string(b), `"mount_point": "`+mp+`"`) {
@@ -58,7 +58,7 @@ func TestRecordSkipsAMountThatIsGone(t *testing.T) {
 	if err := unix.Unmount(mp, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := Record(roots, sc, s); err != nil {
+	if _, err := Record(roots, sc, s); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(roots.Records, sc.Run+".json")); err == nil {
@@ -78,7 +78,7 @@ func TestCaptureRefusesARecordOfAHostMount(t *testing.T) {
 		t.Fatalf("statx /: %v", err)
 	}
 	dev := strconv.Itoa(int(st.Dev_major)) + ":" + strconv.Itoa(int(st.Dev_minor))
-	if err := writeRecord(roots.Records, snapshots.TieRecord{Run: "rwrong", Mounts: []snapshots.RecordedMount{{ID: st.Mnt_id, Dev: dev, MountPoint: filepath.Join(root, "rwrong", "x")}}}); err != nil {
+	if _, err := writeRecord(roots.Records, snapshots.TieRecord{Run: "rwrong", Mounts: []snapshots.RecordedMount{{ID: st.Mnt_id, Dev: dev, MountPoint: filepath.Join(root, "rwrong", "x")}}}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := host.Capture(context.Background(), "test", roots, snapshots.Decoys{})

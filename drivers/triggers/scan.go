@@ -80,6 +80,10 @@ type scanner struct {
 	// watch began: what enters an "appeared" phase.
 	freshRole []*Appearance
 	ph        phaseState
+	// detail: an observing watch keeps each role's first new process
+	// with its argv and cgroup (freshSeen), in order.
+	detail    bool
+	freshSeen []Appearance
 
 	dents []byte
 	buf   []byte
@@ -349,6 +353,11 @@ func (s *scanner) classify(p *proc, now time.Time) {
 		}
 		if !p.initial && s.freshRole[r] == nil {
 			s.freshRole[r] = &Appearance{Role: s.roles[r].Name, PID: p.id, Comm: p.comm, At: now}
+			if s.detail {
+				a := *s.freshRole[r]
+				a.Argv, a.Cgroup = readArgv(p.id.PID), s.cgroupOf(p.id.PID)
+				s.freshSeen = append(s.freshSeen, a)
+			}
 		}
 		if !s.roleSeen[r] {
 			s.roleSeen[r] = true
@@ -499,6 +508,23 @@ func (s *scanner) inCgroup(pid int) bool {
 		}
 	}
 	return false
+}
+
+// cgroupOf is pid's cgroup: the first path of /proc/<pid>/cgroup other
+// than the root ("/" when every line is the root, "" unreadable).
+func (s *scanner) cgroupOf(pid int) string {
+	b, err := s.readAt(pid, "cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if _, rest, ok := bytes.Cut(line, []byte(":")); ok {
+			if _, path, ok := bytes.Cut(rest, []byte(":")); ok && string(path) != "/" {
+				return string(path)
+			}
+		}
+	}
+	return "/"
 }
 
 func (s *scanner) readStat(pid int) (procstat.Stat, error) {

@@ -114,6 +114,11 @@ type Plan struct {
 	// Disarmed: watch and record where the trigger would fire (its
 	// landing and the run's processes then), and kill nothing.
 	Disarmed bool
+	// Observe: no trigger at all (Watch, Kill and Delay are ignored): the
+	// watch records the roles and phases it sees until Stop, and each
+	// role's first new process with its argv and cgroup (Result.Fresh),
+	// for a reader who wants to see what a command did.
+	Observe bool
 }
 
 // Appearance is the first process of the run seen with a role.
@@ -122,6 +127,10 @@ type Appearance struct {
 	model.PID
 	Comm string
 	At   time.Time
+	// Argv and Cgroup are read as it is classified, for an observing
+	// watch only (Plan.Observe); Cgroup is its first cgroup line's path.
+	Argv   []string
+	Cgroup string
 }
 
 // Result is what a trigger did.
@@ -142,6 +151,9 @@ type Result struct {
 	Landing *model.Landing
 	// Disarmed: the plan was, so Fired says only where it would have.
 	Disarmed bool
+	// Fresh is, for an observing watch, each role's first process that
+	// was not there when the watch began, in the order they appeared.
+	Fresh []Appearance
 }
 
 // Watcher is one running trigger.
@@ -173,6 +185,7 @@ func Start(ctx context.Context, p Plan, op model.PID) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc.detail = p.Observe
 	w := &Watcher{
 		plan: p, op: op, ctx: ctx, sc: sc, watch: watch, kill: kill,
 		stop: make(chan struct{}), done: make(chan struct{}),
@@ -230,11 +243,14 @@ func check(p Plan, op model.PID) ([]Role, int, []int, error) {
 		return nil, 0, nil, err
 	}
 	watch := -1
-	if p.WatchPhase == "" {
+	if p.WatchPhase == "" && !p.Observe {
 		var err error
 		if watch, err = lookup("watch", p.Watch); err != nil {
 			return nil, 0, nil, err
 		}
+	}
+	if p.Observe {
+		return roles, -1, nil, nil
 	}
 	if len(p.Kill) == 0 {
 		return nil, 0, nil, fmt.Errorf("%w: nothing to kill", ErrPlan)
@@ -265,6 +281,7 @@ func (w *Watcher) Wait() Result {
 	r.Appeared = slices.Clone(r.Appeared)
 	r.Victims = slices.Clone(r.Victims)
 	r.Present = slices.Clone(r.Present)
+	r.Fresh = slices.Clone(w.sc.freshSeen)
 	if r.Landing == nil && len(w.plan.Phases) > 0 {
 		// Not fired: the phases seen still say how far the operation got.
 		r.Landing = w.sc.landing()
@@ -293,7 +310,7 @@ func (w *Watcher) loop() {
 	defer close(w.done)
 	defer w.sc.close()
 	var clock time.Time // the watched event; zero until it happened
-	if w.watch < 0 && w.plan.WatchPhase == "" {
+	if w.watch < 0 && w.plan.WatchPhase == "" && !w.plan.Observe {
 		clock = w.res.Start
 	}
 	timer := time.NewTimer(0)
@@ -309,7 +326,7 @@ func (w *Watcher) loop() {
 		}
 		w.sc.phases(now, w.res.Start)
 		switch {
-		case !clock.IsZero():
+		case !clock.IsZero(), w.plan.Observe:
 		case w.plan.WatchPhase != "":
 			if at, ok := w.sc.entered(w.plan.WatchPhase); ok {
 				clock = at

@@ -50,6 +50,7 @@ var rule = map[string][]string{
 	"scripts/schemas":               {"drivers/described", "reports/rows", "windows/definitions"},
 	"scripts/bench":                 {"internal/model", "reports/rows", "snapshots/...", "fixtures/refsup/api", "fixtures/refsup/paths"},
 	"scripts/loadpair":              {"internal/model", "reports/rows"},
+	"scripts/neighbours":            {"snapshots/host"},
 	"cmd/faultwin":                  {"criteria/...", "windows/definitions", "windows/expected", "drivers", "drivers/catalog", "drivers/doctor", "drivers/reclaim", "internal/model", "reports/...", "windows/runner", "snapshots/..."},
 	"windows":                       {"criteria/...", "internal/model", "windows/runner", "windows/suite"},
 	"windows/mutants":               {"criteria/...", "internal/model", "windows/runner", "snapshots/...", "windows/suite", "fixtures/refsup/bugs"},

@@ -224,6 +224,9 @@ type UserCall struct {
 	// Stuck lists, for a call that hung, the processes it left waiting
 	// when the bound passed: its own and the run's others.
 	Stuck []StuckProc `json:"stuck,omitempty"`
+	// HeldOpen lists the processes that still held the call's stdout or
+	// stderr once it exited; the call is over at its exit all the same.
+	HeldOpen []Holder `json:"held_open,omitempty"`
 }
 
 // ListOutput is what a list's view is read from: its standard output.
@@ -303,4 +306,12 @@ func (h HostWorkload) State() string {
 		return StateRunning
 	}
 	return StateStopped
+}
+
+// Holder is a process that kept a call's stdout or stderr open after the
+// call's own process exited (a tool that daemonises a monitor and leaves
+// it the pipes): the call returned at its exit all the same.
+type Holder struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"`
 }

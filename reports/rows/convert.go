@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
-
+	"maps"
 	"os"
+	"slices"
 )
 
 // Converted is what Convert did.
@@ -39,6 +41,121 @@ func Convert(in, out string) (*Converted, error) { return ConvertPart(in, out, 0
 // for all of them): a file too large to keep whole is split into parts,
 // each a chain of its own whose seal note names the rows of in it holds.
 func ConvertPart(in, out string, from, to int) (*Converted, error) {
+	return convert(in, out, from, to, nil, "")
+}
+
+// ConvertForResults is Convert of each row as results/ stores it (see
+// StripOutput).
+func ConvertForResults(in, out string) (*Converted, error) {
+	var bad error
+	cv, err := convert(in, out, 0, 0, func(r *Row) {
+		if err := StripOutput(r); err != nil && bad == nil {
+			bad = err
+		}
+	}, "supervisor output no criterion reads dropped (each log's name and size kept in logs_truncated; input.sweep1.raw, input.sweep2.raw); ")
+	if err == nil && bad != nil {
+		os.Remove(out)
+		return nil, fmt.Errorf("not converted: %w", bad)
+	}
+	return cv, err
+}
+
+// strippedInput are the parts of a row's input no criterion reads: the
+// supervisor's own output of each sweep, kept beside its parsed report.
+var strippedInput = [][2]string{{"sweep1", "raw"}, {"sweep2", "raw"}}
+
+// StripOutput drops from r the supervisor's output that no criterion
+// reads: each log's text (DropLogText) and each sweep's raw output. The
+// criteria re-judge the same: replay checks it of every stored row.
+func StripOutput(r *Row) error {
+	DropLogText(r)
+	if !HasStrippable(*r) {
+		return nil
+	}
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(r.Input, &in); err != nil {
+		return fmt.Errorf("row (%s): input: %w", r.Window.ID, err)
+	}
+	for _, f := range strippedInput {
+		var part map[string]json.RawMessage
+		if len(in[f[0]]) == 0 || json.Unmarshal(in[f[0]], &part) != nil || part == nil {
+			continue
+		}
+		if _, ok := part[f[1]]; !ok {
+			continue
+		}
+		delete(part, f[1])
+		b, err := json.Marshal(part)
+		if err != nil {
+			return err
+		}
+		in[f[0]] = b
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	r.Input = b
+	return nil
+}
+
+// HasStrippable reports whether StripOutput would change r.
+func HasStrippable(r Row) bool {
+	for _, text := range r.Logs {
+		if text != "" {
+			return true
+		}
+	}
+	var in map[string]json.RawMessage
+	for _, f := range strippedInput {
+		if !bytes.Contains(r.Input, []byte(`"`+f[1]+`":`)) {
+			continue
+		}
+		if in == nil && json.Unmarshal(r.Input, &in) != nil {
+			return false
+		}
+		var part map[string]json.RawMessage
+		if json.Unmarshal(in[f[0]], &part) == nil {
+			if _, ok := part[f[1]]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DropLogText empties every log of r, recording its size in
+// LogsTruncated as a log cut to its last 0 bytes. No reader judges a log
+// (replay re-judges the input), and a 16 KiB CRIU log tail is most of a
+// refsup row.
+func DropLogText(r *Row) {
+	for name, text := range r.Logs {
+		if text == "" {
+			continue
+		}
+		if r.LogsTruncated == nil {
+			r.LogsTruncated = map[string]int{}
+		}
+		if _, cut := r.LogsTruncated[name]; !cut {
+			r.LogsTruncated[name] = len(text)
+		}
+		r.Logs[name] = ""
+	}
+}
+
+// HasOutput reports whether any row keeps output StripOutput drops.
+func HasOutput(rs []Row) bool {
+	for _, r := range rs {
+		if HasStrippable(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// convert is ConvertPart with each row passed through edit (if set)
+// before it is written and compared; what names the edit in the note.
+func convert(in, out string, from, to int, edit func(*Row), what string) (*Converted, error) {
 	raw, err := os.ReadFile(in)
 	if err != nil {
 		return nil, err
@@ -65,11 +182,19 @@ func ConvertPart(in, out string, from, to int) (*Converted, error) {
 		return nil, fmt.Errorf("not converted: rows %d-%d are not a part of %s's %d rows", from, to, in, all)
 	}
 	part := c.Rows[from-1 : to]
+	if edit != nil {
+		part = slices.Clone(part)
+		for i := range part {
+			part[i].Logs = maps.Clone(part[i].Logs)
+			part[i].LogsTruncated = maps.Clone(part[i].LogsTruncated)
+			edit(&part[i])
+		}
+	}
 	sum := sha256.Sum256(raw)
 	cv := &Converted{In: in, Out: out, Rows: len(part), InRows: all, InSHA256: hex.EncodeToString(sum[:]),
 		InLast: c.Rows[all-1].Hash, InState: s.State, Sessions: len(s.Sessions), From: from, To: to}
-	cv.Note = fmt.Sprintf("converted from %s (sha256 %s, %d rows, %s, %d sessions, last row hash %s); rows re-chained: this file proves only that it matched that file when converted",
-		in, cv.InSHA256, all, s.State, cv.Sessions, cv.InLast)
+	cv.Note = fmt.Sprintf("%sconverted from %s (sha256 %s, %d rows, %s, %d sessions, last row hash %s); rows re-chained: this file proves only that it matched that file when converted",
+		what, in, cv.InSHA256, all, s.State, cv.Sessions, cv.InLast)
 	if len(part) < all {
 		cv.Note = fmt.Sprintf("rows %d-%d (first row hash %s, last %s) %s", from, to, part[0].Hash, part[len(part)-1].Hash, cv.Note)
 	}

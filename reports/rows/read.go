@@ -28,7 +28,8 @@ func Read(path string) ([]Row, error) {
 // markers with their lines. On an error, Contents holds the lines before
 // the bad one.
 //
-// A gzip-compressed file (told by its first bytes, whatever its name) is
+// A packed file (one zstd stream, see pack.go) is read as one stream of
+// lines. A gzip-compressed file (told by its first bytes, whatever its name) is
 // read member by member, its lines numbered as `zcat` shows them; a member
 // cut short (an interrupted write) is an error naming its byte offset.
 // Compact rows (see compact.go) are expanded to full rows, each blob
@@ -47,9 +48,12 @@ func ReadContents(path string) (*Contents, error) {
 func readContents(c *Contents, f io.Reader) error {
 	path := c.Path
 	br := bufio.NewReaderSize(f, 1<<20)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+	magic, _ := br.Peek(4)
+	if len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		return readGzip(c, br)
+	}
+	if bytes.Equal(magic, zstdMagic) {
+		return readZstd(c, br)
 	}
 	lr := &lineReader{c: c, blobs: newBlobStore()}
 	var offset int64

@@ -51,7 +51,8 @@ type Writer struct {
 // the new session's open marker follows its rows.
 //
 // A path ending in ".gz" is written compact (see compact.go): opening one
-// that exists reads and verifies all of it, blobs included.
+// that exists reads and verifies all of it, blobs included. A packed file
+// (pack.go) is refused.
 func Open(path string) (*Writer, error) {
 	return openLocked(path, false)
 }
@@ -100,6 +101,10 @@ func (w *Writer) lock() error {
 func (w *Writer) init() error {
 	if w.size == 0 {
 		return syncDir(filepath.Dir(w.path))
+	}
+	magic := make([]byte, len(zstdMagic))
+	if n, _ := w.f.ReadAt(magic, 0); n == len(magic) && bytes.Equal(magic, zstdMagic) {
+		return fmt.Errorf("%s: a packed file (see `faultwin results prune`) is finished and read-only: write new rows to another file", w.path)
 	}
 	if w.gz {
 		return w.initCompact()

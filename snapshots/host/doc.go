@@ -20,6 +20,10 @@
 //   - it holds a file open or mapped on a run filesystem (a tmpfs or
 //     overlay mounted whole in scope, first there; Held lists them by
 //     device and inode), read only while such a filesystem is mounted;
+//   - it holds a file, its cwd or root through a mount a tie record names
+//     in a run's own mount namespace (RecordedMount.NS): recorded with
+//     Held as that mount's holder, not as in scope, so the criteria name
+//     it and no sweep kills it;
 //   - it lives in a net, ipc, uts, cgroup, user or time namespace, other
 //     than the harness's and pid 1's, that a recorded process lives in, or
 //     in a namespace an nsfs mount in scope pins; a kind is read for every

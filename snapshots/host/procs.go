@@ -141,7 +141,9 @@ func (ps *procScan) rescan() []snapshots.Process {
 func (ps *procScan) emit() []snapshots.Process {
 	out := []snapshots.Process{}
 	for _, c := range ps.cands {
-		if (c.include || c.aside) && ps.complete(c) {
+		// One holding a file through a mount of a run's own mount
+		// namespace and tied to no run is kept to be named as its holder.
+		if (c.include || c.aside || len(c.p.Held) > 0) && ps.complete(c) {
 			out = append(out, c.p)
 		}
 	}
@@ -376,9 +378,10 @@ func (ps *procScan) close(cands []*candidate, byPID map[int]*candidate, inits ma
 
 // direct reports whether p is in scope by its own facts: a run tag in argv,
 // the run variable in its environment, CRIU's name, a faultwin cgroup, a
-// cwd, root or open file in scope, or a file held on a run filesystem.
+// cwd, root or open file in scope, or a file held on a run filesystem
+// other than through a mount of a run's own mount namespace.
 func (ps *procScan) direct(p snapshots.Process) bool {
-	if p.Comm == model.CRIUComm || p.RunEnv != "" || len(p.Files) > 0 || len(p.Cgroups) > 0 || len(p.Held) > 0 {
+	if p.Comm == model.CRIUComm || p.RunEnv != "" || len(p.Files) > 0 || len(p.Cgroups) > 0 || ps.recs.owns(p.Held) {
 		return true
 	}
 	if ps.roots.InScope(p.Cwd) || ps.roots.InScope(p.Root) {

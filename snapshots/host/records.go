@@ -72,12 +72,22 @@ type records struct {
 	mnts     map[uint64]uint64
 	detached map[uint64]uint64 // device -> the recorded mount id it was mounted as
 	devs     map[uint64]bool   // detached's devices, as the maps reader takes them
+	// inNS are the recorded mounts of a run's own mount namespaces
+	// (RecordedMount.NS): what is held through them names a holder, not a
+	// process of the run.
+	inNS map[uint64]bool
+}
+
+// owns reports whether held ties its process to a run: something held
+// other than through a mount of a run's own mount namespace.
+func (r records) owns(held []snapshots.Held) bool {
+	return slices.ContainsFunc(held, func(h snapshots.Held) bool { return h.Mnt == 0 || !r.inNS[h.Mnt] })
 }
 
 // readRecords reads every <run>.json in dir. A record that cannot be read
 // leaves the capture incomplete: what it would tie cannot be ruled out.
 func readRecords(dir string, roots snapshots.Roots, table *[]*mountinfo.Info, inc *incomplete) records {
-	r := records{ns: map[recKey]uint64{}, mnts: map[uint64]uint64{}, detached: map[uint64]uint64{}, devs: map[uint64]bool{}}
+	r := records{ns: map[recKey]uint64{}, mnts: map[uint64]uint64{}, detached: map[uint64]uint64{}, devs: map[uint64]bool{}, inNS: map[uint64]bool{}}
 	if dir == "" {
 		return r
 	}
@@ -131,7 +141,13 @@ func readRecords(dir string, roots snapshots.Roots, table *[]*mountinfo.Info, in
 				continue
 			}
 			r.mnts[m.ID] = dev
-			if !shown[dev] {
+			if m.NS != 0 {
+				r.inNS[m.ID] = true
+			}
+			// A mapping names no mount: it is through the harness's
+			// mount of its device when a record names one, as before
+			// mounts of a run's own namespaces were recorded.
+			if at, seen := r.detached[dev]; !shown[dev] && (!seen || (r.inNS[at] && m.NS == 0)) {
 				r.detached[dev] = m.ID
 				r.devs[dev] = true
 			}
@@ -248,4 +264,41 @@ func NSMembers(kind string, ino uint64) []int {
 		}
 	}
 	return out
+}
+
+// NSMounts lists the mounts of pid's mount namespace (ns, its inode) that
+// are a run's filesystem: a tmpfs or an overlay whose device is one of
+// runDevs ("0:42") or that the harness's own table does not show (made in
+// that namespace alone), each by the never-reused id statx gives through
+// pid's root. A mount covered by another at its mount point is not seen
+// there and not listed.
+// Equivalent to: findmnt -N <pid> -t tmpfs,overlay, then
+// statx(/proc/<pid>/root/<mount point>, STATX_MNT_ID_UNIQUE).
+func NSMounts(pid int, ns uint64, runDevs map[string]bool) ([]snapshots.RecordedMount, error) {
+	own, err := mountinfo.GetMounts(nil)
+	if err != nil {
+		return nil, err
+	}
+	shown := tableDevs(&own)
+	proc := filepath.Join("/proc", strconv.Itoa(pid))
+	f, err := os.Open(filepath.Join(proc, "mountinfo"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	infos, err := mountinfo.GetMountsFromReader(f, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []snapshots.RecordedMount
+	for _, i := range infos {
+		dev := devString(mkdev(i))
+		if (i.FSType != "tmpfs" && i.FSType != "overlay") || (!runDevs[dev] && shown[mkdev(i)]) {
+			continue
+		}
+		if id, ok := MountRootID(filepath.Join(proc, "root")+"/"+strings.TrimPrefix(i.Mountpoint, "/"), dev); ok {
+			out = append(out, snapshots.RecordedMount{ID: id, Dev: dev, MountPoint: i.Mountpoint, NS: ns})
+		}
+	}
+	return out, nil
 }

@@ -360,7 +360,8 @@ func (x *attempt) evidence() {
 	// sweep cannot remove it: a process its sweep leaves in one of its
 	// namespaces, or holding a file through one of its mounts, is still
 	// named after the sweep (snapshots.TieRecord).
-	x.harness("tie record", reclaim.Record(x.in.Roots, x.in.Scope, x.in.AfterDeath))
+	_, err := reclaim.Record(x.in.Roots, x.in.Scope, x.in.AfterDeath)
+	x.harness("tie record", err)
 	x.harness("ledgered mounts", x.step("ledger", func() (err error) {
 		x.in.LedgeredMounts, err = x.d.LedgeredMounts()
 		return err

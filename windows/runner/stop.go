@@ -12,6 +12,7 @@ func HowToClean(stateRoot string) string {
   for a described supervisor's leftovers under host-global names (podman's netns, bridge, chains) add --reclaim-names: bin/faultwin sweep --reclaim-names
   it sweeps each run under the state root with its supervisor, removes the harness's decoys, and kills what runs whose state dir is gone left (by tag, namespace or cgroup)
 anything it names as left was not tied to a faultwin run: remove it by hand
+  a process that "holds" a run's file is not faultwin's to kill: the host is clean once it closes it or ends
 `, stateRoot)
 }
 

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"faultwin/drivers/catalog"
+	"faultwin/internal/hosttest"
+)
+
+// tryVerb runs faultwin try in this process and then hostcheck: the host
+// must be clean after try whatever happened.
+func tryVerb(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	t.Cleanup(func() { catalog.Use(nil) })
+	var out bytes.Buffer
+	err := run(context.Background(), &out, append([]string{"try"}, args...))
+	var hc bytes.Buffer
+	if herr := run(context.Background(), &hc, []string{"hostcheck"}); herr != nil {
+		t.Errorf("host not clean after try %s: %v\n%s\ntry said:\n%s", strings.Join(args, " "), herr, hc.String(), out.String())
+	}
+	return out.String(), err
+}
+
+// Each shipped description's commands run with no fault: every step,
+// every phase, nothing left.
+func TestTryShippedDescriptions(t *testing.T) {
+	hosttest.Need(t, "runs the real supervisors")
+	for _, name := range catalog.Names() {
+		if catalog.Description(name) == nil {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			out, err := tryVerb(t, name)
+			if err != nil || !strings.Contains(out, "every step ran, every phase was seen, nothing was left") {
+				t.Fatalf("try %s: %v\n%s", name, err, out)
+			}
+		})
+	}
+}
+
+// A description broken where a newcomer breaks one: the step that fails
+// names the field, and so does a phase whose role never appears.
+func TestTryPointsAtTheBrokenField(t *testing.T) {
+	hosttest.Need(t, "runs the real supervisor")
+	src, err := os.ReadFile("../../drivers/described/supervisors/podman.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant := func(name string, from, to string) string {
+		t.Helper()
+		if !bytes.Contains(src, []byte(from)) {
+			t.Fatalf("podman.yaml no longer has %q", from)
+		}
+		s := strings.Replace(string(src), "name: podman\n", "name: "+name+"\n", 1)
+		s = strings.Replace(s, from, to, 1)
+		f := filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	cases := []struct{ name, from, to, want string }{
+		{"podman-wrong-binary", `cold: ["{base}", run,`, `cold: [/usr/bin/no-such-podman, run,`,
+			"precondition.cold: exit -1 after"},
+		{"podman-lost-role", `runc_kill: {comm: [runc], argv: [kill]}`, `runc_kill: {comm: [runc], argv: [kill, --no-such-flag]}`,
+			"phase runc_kill never seen (appeared runc_kill): look at operations.rm.phases[1].appeared and roles.runc_kill"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := tryVerb(t, "--operation", "rm", plant(c.name, c.from, c.to))
+			if err == nil {
+				t.Fatalf("try passed a broken description:\n%s", out)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("no %q in:\n%s", c.want, out)
+			}
+			if c.name == "podman-wrong-binary" && !strings.Contains(out, "look at precondition.cold\n") {
+				t.Errorf("the failure does not point at precondition.cold alone:\n%s", out)
+			}
+		})
+	}
+}
