@@ -18,7 +18,7 @@
 set -u
 n=${1:-10}
 dir=$(dirname "$0")
-out=${REPRO_TRANSCRIPTS:-$dir/../../docs/findings/transcripts}
+out=${REPRO_TRANSCRIPTS:-$(cd "$dir/../.." && pwd)/docs/findings/transcripts}
 tag=${REPRO_TAG:+-$REPRO_TAG}
 mkdir -p "$out" || exit 2
 commit=$(git -C "$dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
