@@ -2,7 +2,7 @@
 # Builds a release and the same release with a patch of docs/findings/patches
 # applied, the same way, each alone in a directory of its own, so that a
 # finding's windows run A/B on the two with nothing else differing
-# (drivers/described/patched, docs/findings/README.md).
+# (drivers/described/patched; docs/findings/runc-restore-delete-rootfs.md).
 # runc: v1.5.3's source from the Go module proxy (go mod download), built
 # with seccomp as scripts/install-latest.sh builds the release, into
 # $PREFIX/runc-v1.5.3/bin/runc and, with the patch,
