@@ -27,7 +27,7 @@ SUITES     = $$(find windows -name '*_suite_test.go' -printf 'faultwin/%h\n' | s
 GO_PKGS    = $$($(GO) list ./... | grep -v -x $(SUITES))
 HOST_PKGS  = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u)
 
-.PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow repro latest hostcheck sweep soak replay report mutants clean
+.PHONY: deps build lint unit integration test bench run windows smoke nightly nightly-described nightly-slow repro latest patched ab-patched hostcheck sweep soak replay report mutants clean
 
 ## deps: Debian packages, CRIU 4.2.1 (built from Debian's source package), Go modules, ginkgo CLI,
 ## crictl (the CRI client the containerd-cri windows drive containerd's CRI plugin with),
@@ -178,7 +178,9 @@ nightly:
 	scripts/timed $(TEST_TARGETS) nightly-described nightly-slow repro
 
 ## repro: every reproduction without faultwin (scripts/repro/*.sh: a supervisor's own CLI, a /proc poll, kill -9,
-## the symptom printed) REPRO_N times, k/N each; fails only when a script cannot set up (nightly tier)
+## the symptom printed) REPRO_N times, k/N each, each script's transcript written to docs/findings/transcripts
+## (REPRO_ONLY=name runs one, REPRO_TAG=v1.5.3 RUNC=... names the transcript for another build); fails only when a
+## script cannot set up (nightly tier)
 REPRO_N ?= 10
 repro:
 	scripts/repro/run.sh $(REPRO_N)
@@ -202,6 +204,17 @@ LATEST_N ?= 10
 latest: build hostcheck
 	scripts/install-latest.sh
 	FAULTWIN=$(FAULTWIN) STATE_ROOT=$(STATE_ROOT) scripts/latest.sh $(LATEST_N)
+
+## patched: each patch under docs/findings/patches built with its release, alike, each alone in a directory of
+## /opt/faultwin/ab (scripts/install-patched.sh: runc v1.5.3 and v1.5.3 + runc-delete-through-mount.patch);
+## ab-patched: the finding's windows with their controls on both, AB_N passes alternating, into AB_RESULTS
+## (scripts/ab-patched.sh; AB_WRAP='flock FILE' holds a shared host one arm's pass at a time)
+AB_N ?= 5
+AB_RESULTS ?= $(OUT)/runc-ab.jsonl.gz
+patched:
+	scripts/install-patched.sh
+ab-patched: build patched
+	FAULTWIN=$(FAULTWIN) STATE_ROOT=$(STATE_ROOT) AB_RESULTS=$(AB_RESULTS) scripts/ab-patched.sh $(AB_N)
 
 nightly-slow: build
 	FAULTWIN_HARNESS_KILLS=20 $(GO) test -count=1 -v -run '^TestHarnessKilled$$' ./cmd/faultwin

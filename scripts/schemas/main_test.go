@@ -128,6 +128,7 @@ func TestShippedFilesValidate(t *testing.T) {
 	check("windows/*/*.yaml", window, "window.schema.json")
 	check("drivers/described/supervisors/*.yaml", desc, "description.schema.json")
 	check("drivers/described/variants/*.yaml", desc, "description.schema.json")
+	check("drivers/described/patched/*.yaml", desc, "description.schema.json")
 }
 
 // Planted errors do not validate: a window field the format does not
