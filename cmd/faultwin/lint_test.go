@@ -15,7 +15,7 @@ import (
 // lint reads files only: every shipped description, window file and
 // learned outcomes file passes it.
 func TestLintShippedFiles(t *testing.T) {
-	out, code, err := runVerb(t, "lint", "../../drivers/described/supervisors", "../../windows")
+	out, code, err := runVerb(t, "lint", "../../drivers/described/supervisors", "../../drivers/described/variants", "../../windows")
 	if code != 0 || !strings.Contains(out, "no problem") {
 		t.Fatalf("exit %d (%v):\n%s", code, err, out)
 	}

@@ -19,6 +19,24 @@ func (c *checker) meaning(d *Description) {
 	c.shellOperations(d)
 	c.retryTargets(d)
 	c.sharedKeys(d)
+	c.watchedRoles(d)
+}
+
+// watchedRoles: an operation's phases say what it is seen to do; a point
+// watching a role that enters none of them watches a process the
+// operation is not known to run, and a window on it may never fire.
+func (c *checker) watchedRoles(d *Description) {
+	for i, p := range d.Points {
+		op, ok := d.Operations[p.Operation]
+		if !ok || len(op.Phases) == 0 || p.Phase != "" || p.Watch == model.WatchOperation {
+			continue
+		}
+		if _, isRole := d.Roles[p.Watch]; !isRole || slices.ContainsFunc(op.Phases, func(ph Phase) bool { return ph.Appeared == p.Watch }) {
+			continue
+		}
+		c.addf(fmt.Sprintf("points[%d].watch", i), "%q appears in no phase of operation %s: a point on a role the operation is not seen to run never fires; "+
+			"add the phase it appears in (appeared: %s), measured with faultwin try, or watch a role that does", p.Watch, p.Operation, p.Watch)
+	}
 }
 
 // runCgroup is the run's cgroup parent as a description writes it.
