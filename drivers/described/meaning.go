@@ -56,7 +56,7 @@ func (c *checker) cgroupParent(d *Description) {
 	if d.Daemon != nil {
 		field = "daemon.run"
 	}
-	c.addf(field, "no command puts the workloads' cgroups under the run's cgroup %s (podman run --cgroup-parent %s, ctr run --cgroup %s/fw{n}): "+
+	c.addf(field, "no command puts the workloads' cgroups under the run's cgroup %s (a flag such as --cgroup-parent %s, or --cgroup %s/fw{n}): "+
 		"a workload's tasks carry none of the harness's environment, so without it no trigger sees them and no judge tells them from the host's", runCgroup, runCgroup, runCgroup)
 }
 
