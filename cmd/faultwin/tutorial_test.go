@@ -50,6 +50,9 @@ var setsFW = regexp.MustCompile(`^FW=`)
 // needs is among them, in order: from an empty directory to expect.
 func TestTutorialBlocks(t *testing.T) {
 	blocks := tutorialBlocks(t)
+	if len(blocks) < 8 {
+		t.Fatalf("%d sh blocks in %s: the page's commands are its sh blocks", len(blocks), tutorial)
+	}
 	script := strings.Join(blocks, "\n")
 	verb := regexp.MustCompile(`(?m)^faultwin ([a-z]+)`)
 	for _, m := range verb.FindAllStringSubmatch(script, -1) {
@@ -61,7 +64,7 @@ func TestTutorialBlocks(t *testing.T) {
 	for _, step := range []string{"mkdir mysup", "git init", "faultwin lint mysup.yaml", "faultwin doctor", "faultwin try", "windows/mysup/rm.yaml",
 		"faultwin run", "faultwin rows", "git commit", "faultwin soak", "faultwin findings", "faultwin expect"} {
 		i := strings.Index(script, step)
-		if i < at {
+		if i < 0 || i < at {
 			t.Errorf("%q is missing from the page's commands, or comes before the step it needs", step)
 		}
 		at = max(at, i)
