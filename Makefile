@@ -77,10 +77,11 @@ unit:
 
 ## integration: the root Go tests (real namespaces, mounts, links, nftables, CRIU, the real
 ## supervisor), one package at a time (-p 1): they share host-global state (ip_forward, nft tables).
-## The image's test is make nightly's (make image-test); go vet is make lint's, so neither tier repeats it
+## The image's test is make nightly's (make image-test); go vet is make lint's, so neither tier repeats it.
+## A package's tests may take 30 min: cmd/faultwin's try every shipped description and run the tutorial's commands
 integration: build
 	@mkdir -p $(OUT)
-	$(GO) test -p 1 -count=1 -vet=off -skip '^TestImageRuns$$' -json $(HOST_PKGS) > $(OUT)/integration.json || { \
+	$(GO) test -p 1 -count=1 -vet=off -timeout 30m -skip '^TestImageRuns$$' -json $(HOST_PKGS) > $(OUT)/integration.json || { \
 	  $(GO) run ./scripts/testsummary < $(OUT)/integration.json; exit 1; }
 	$(GO) run ./scripts/testsummary < $(OUT)/integration.json
 

@@ -543,6 +543,7 @@ func (c *checker) check(d *Description) {
 	c.points(d)
 	c.names(d)
 	c.requires(d.Requires)
+	c.meaning(d)
 	for i, t := range d.Reclaim.EmptyTables {
 		if fam, name, ok := strings.Cut(t, " "); !ok || fam == "" || name == "" {
 			c.addf(fmt.Sprintf("reclaim.empty_tables[%d]", i), "%q: write <family> <table>, like \"ip nat\"", t)
@@ -837,7 +838,7 @@ func (d *Description) Spec() model.DriverSpec {
 		}
 		pts = append(pts, model.Point{Name: p.Name, Operation: p.Operation, Timed: p.Timed,
 			CRIU: p.Watch == "criu" || slices.Contains(p.Kill, "criu"), Desc: strings.Join(strings.Fields(p.Desc), " "),
-			Watch: watch, Phase: p.Phase, Kill: slices.Clone(p.Kill)})
+			Watch: watch, Phase: p.Phase, Kill: slices.Clone(p.Kill), Earliest: d.earliest(p)})
 	}
 	phases := map[string][]string{}
 	for name, op := range d.Operations {

@@ -44,7 +44,7 @@ binary: demo
 timeout_ms: 1000
 base: [demo, --root, "{state}"]
 precondition:
-  cold: ["{base}", start, "s{n}", --env, "DEMO_SESSION=s{n}"]
+  cold: ["{base}", --cgroup-parent, "/faultwin/{run}", start, "s{n}", --env, "DEMO_SESSION=s{n}"]
 operations:
   stop:
     run: ["{base}", stop, s1]

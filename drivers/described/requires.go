@@ -114,6 +114,14 @@ func (r Requirement) label() string {
 func (d *Description) CheckHost(ctx context.Context, path string) []drivers.Prerequisite {
 	dirs := d.searchDirs(path)
 	var out []drivers.Prerequisite
+	for i, dir := range d.PathPrepend {
+		// Its commands would be looked up past it, on the host's own PATH:
+		// the supervisor run would be another build than the one described.
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			out = append(out, drivers.Prerequisite{Name: fmt.Sprintf("path_prepend[%d] %s", i, dir),
+				Detail: "no such directory: every command would be looked up past it", Fix: "install what path_prepend names, or correct path_prepend"})
+		}
+	}
 	for _, r := range d.requirements() {
 		out = append(out, d.checkRequirement(ctx, r, dirs))
 	}

@@ -242,18 +242,23 @@ func (t *tryer) sweep(ctx context.Context) {
 // field, then base and each var it uses.
 func (t *tryer) look(field string, c Command) []string {
 	out := []string{field}
+	add := func(f string) {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
 	for _, a := range c {
 		if a == "{base}" {
-			out = append(out, "base")
+			add("base")
 			continue
 		}
 		for _, m := range placeholder.FindAllStringSubmatch(a, -1) {
 			if _, ok := t.d.desc.Vars[m[1]]; ok {
-				out = append(out, "vars."+m[1])
+				add("vars." + m[1])
 			}
 		}
 	}
-	return slices.Compact(out)
+	return out
 }
 
 // phases lists op's phases: those seen, in the order they were entered,

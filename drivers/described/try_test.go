@@ -25,3 +25,21 @@ func TestTryRunsOrder(t *testing.T) {
 		t.Errorf("podman's try runs\n got %s\nwant %s", got, want)
 	}
 }
+
+// A failed step names each field to look at once, in the order the
+// command uses them: Docker's cold names {docker} and {image} thrice.
+func TestTryLookNamesEachFieldOnce(t *testing.T) {
+	b, err := os.ReadFile("supervisors/docker.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Parse("supervisors/docker.yaml", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &tryer{d: New(d, t.TempDir(), "")}
+	got := fmt.Sprint(tr.look("precondition.cold", d.Precondition.Cold))
+	if want := "[precondition.cold vars.docker vars.image vars.opts vars.payload]"; got != want {
+		t.Errorf("look at %s, want %s", got, want)
+	}
+}

@@ -23,6 +23,10 @@ type Point struct {
 	// Phase, for an external point whose clock starts when the operation
 	// enters a phase, names it (Watch is then PhaseWatch).
 	Phase string `json:"phase,omitempty"`
+	// Earliest, for an external point, is the first phase a kill at it can
+	// land in: the phase it watches, or the one its watched role's
+	// appearance enters (a window naming an earlier one contradicts it).
+	Earliest string `json:"earliest,omitempty"`
 }
 
 // External reports whether p is an external trigger point.

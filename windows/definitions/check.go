@@ -55,6 +55,11 @@ func crossCheck(p *problems, f *family, fields fieldNodes) {
 				fix = "use one of " + strings.Join(phases, ", ")
 			}
 			p.addf(at, field, fix, "%s observes no phase %q of %s", f.Driver, phase, f.Operation)
+		case pt.Earliest != "" && slices.Index(phases, phase) < slices.Index(phases, pt.Earliest):
+			// The kill follows the watched event, which enters Earliest:
+			// it cannot land before it.
+			p.addf(at, field, "use "+pt.Earliest+" or a later phase, or a point watching an earlier event",
+				"%q is before %s, the phase %s has entered when it kills (%s)", phase, pt.Earliest, f.Point, watchSays(pt))
 		}
 	}
 	if f.LandsIn != "" {
@@ -136,4 +141,12 @@ func settlePoints(spec model.DriverSpec) []string {
 		}
 	}
 	return out
+}
+
+// watchSays is what starts a point's clock, in words.
+func watchSays(pt model.Point) string {
+	if pt.Watch == model.PhaseWatch {
+		return "it watches phase " + pt.Phase
+	}
+	return "it watches role " + pt.Watch + ", whose appearance enters " + pt.Earliest
 }

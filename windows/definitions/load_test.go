@@ -47,7 +47,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown operation", strings.Replace(valid, "operation: restore", "operation: migrate", 1), []string{
 			`windows/a.yaml:2: operation: refsup has no operation "migrate" (use one of restore, checkpoint, destroy, sweep, idle, hibernate, save)`}},
 		{"unknown driver", "driver: podmn\n" + valid, []string{
-			`windows/a.yaml:1: driver: unknown driver "podmn" (use one of refsup (or register the driver in drivers/catalog))`}},
+			`windows/a.yaml:1: driver: unknown driver "podmn" (use one of refsup, or give the supervisor's description beside the windows (faultwin lint mysup.yaml windows/mysup/) or with --supervisor mysup.yaml)`}},
 		{"unknown point", strings.Replace(valid, "restore.during_criu", "restore.during_crui", 1), []string{
 			`windows/a.yaml:3: point: refsup has no fault point "restore.during_crui" (use one of ` + strings.Join(windowPoints(testSpecs[0]), ", ") + `, or add the point to the supervisor and publish it in its driver's spec)`}},
 		{"point of another operation", strings.Replace(valid, "restore.during_criu", "checkpoint.after_dump", 1), []string{

@@ -124,7 +124,7 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 	}
 	spec, known := p.specs[f.Driver]
 	if !known && f.Driver != "" {
-		p.addf(fieldLine(fields, "driver", m.Line), "driver", "use one of "+strings.Join(p.driverNames(), ", ")+" (or register the driver in drivers/catalog)", "unknown driver %q", f.Driver)
+		p.addf(fieldLine(fields, "driver", m.Line), "driver", "use one of "+strings.Join(p.driverNames(), ", ")+", or give the supervisor's description beside the windows (faultwin lint mysup.yaml windows/mysup/) or with --supervisor mysup.yaml", "unknown driver %q", f.Driver)
 	}
 	f.spec = spec
 	if n := fields["operation"]; n != nil {

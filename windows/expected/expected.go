@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -263,5 +264,10 @@ func (e Expectations) Write(file string) error {
 		return err
 	}
 	b.Write(out)
+	// A new supervisor's windows have no expected/ yet: its first soak
+	// is what makes it.
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
 	return os.WriteFile(file, []byte(b.String()), 0o644)
 }

@@ -316,3 +316,15 @@ func TestControlsAreNotOutcomes(t *testing.T) {
 		t.Errorf("a control's failures read as the window's drift: %v %v", shifts, unknown)
 	}
 }
+
+// A new supervisor's first outcomes go where no expected/ is yet.
+func TestWriteMakesExpectedDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "windows", "mysup", "expected", "outcomes.yaml")
+	e := Expectations{Supervisor: "mysup"}
+	if err := e.Write(file); err != nil {
+		t.Fatalf("write into a directory not made yet: %v", err)
+	}
+	if _, err := ReadExpectations(file); err != nil {
+		t.Errorf("read back: %v", err)
+	}
+}
