@@ -146,7 +146,7 @@ func save(p string, h Host) error {
 // clean deletes the nft tables made since before (the user's engines
 // leave them when they stop; iptables-nft makes them whole).
 // engineTables are the nft tables the neighbours' engines make when they
-// start and leave when they stop: iptables-nft's (Docker's and the CNI
+// start and leave when they stop: iptables-nft's (the engines' and the CNI
 // plugins' chains) and netavark's.
 var engineTables = map[string]bool{"nat": true, "filter": true, "mangle": true, "raw": true, "security": true, "netavark": true}
 
