@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"os"
@@ -49,7 +50,7 @@ func writeProm(stdout io.Writer, verb, path string, p render.Prom) error {
 	for i, f := range p.Files {
 		if f.Last == nil {
 			rs, _ := rows.Read(f.Path)
-			p.Files[i].Last = render.LastFinished(rs)
+			p.Files[i].Last = render.LastFinished(decoded.Of(rs...))
 		}
 	}
 	var b bytes.Buffer

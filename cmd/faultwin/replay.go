@@ -68,11 +68,11 @@ func runReplay(ctx context.Context, stdout io.Writer, args []string) error {
 	states := map[rows.SealState]int{}
 	var unsealed []string
 	// The files replay as the report's do (render.Load: as many at once
-	// as there are CPUs, each lightened once replayed, since only counts
-	// and differences are printed); they are listed in the order given.
+	// as there are CPUs, each row judged as it is decoded and kept as its
+	// record); they are listed in the order given.
 	for i, lf := range render.Load(paths) {
 		p, f := paths[i], lf.Replay
-		nrows += len(f.Rows)
+		nrows += len(f.Records)
 		files = append(files, f)
 		states[f.Seal.State]++
 		for _, u := range f.Seal.Unsealed() {

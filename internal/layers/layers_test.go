@@ -44,7 +44,7 @@ var rule = map[string][]string{
 	"reports/render/promtest":       {},
 	"windows/definitions":           {"internal/model"},
 	"windows/registration":          {"windows/definitions", "internal/gitcmd", "internal/model"},
-	"windows/expected":              {"internal/model", "reports/review", "reports/rows"},
+	"windows/expected":              {"internal/model", "reports/decoded", "reports/review", "reports/rows"},
 	"windows/runner":                {"criteria", "windows/definitions", "drivers", "drivers/catalog", "drivers/reclaim", "internal/gitcmd", "internal/model", "windows/registration", "reports/rows", "snapshots/..."},
 	"scripts/testsummary":           {},
 	"scripts/schemas":               {"drivers/described", "reports/rows", "windows/definitions"},

@@ -1,12 +1,12 @@
 package render
 
 import (
+	"faultwin/reports/decoded"
 	"slices"
 	"strings"
 
 	"faultwin/internal/model"
 	"faultwin/reports/review"
-	"faultwin/reports/rows"
 )
 
 // Legend says, in one line each, what every criterion asks; a report
@@ -110,7 +110,7 @@ func rank(status string) int {
 // (a supervisor's k/N and interval per window, not per file), in the
 // group's window order.
 func GroupSummaries(r *Report, g *Group) []review.WindowSummary {
-	var rs []rows.Row
+	var rs []decoded.Record
 	for _, n := range g.Runs {
 		for _, id := range g.Windows {
 			if c, ok := r.HasCell(g, id, n); ok {

@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,7 +9,6 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // Kill windows are mapped, not sampled: `faultwin explore` kills a timed
@@ -43,13 +41,11 @@ func (o Outcome) Class() string {
 }
 
 // OutcomeOf reads a row's outcome from its recorded input.
-func OutcomeOf(r rows.Row) (Outcome, error) {
-	var in criteria.Input
-	if kept := decoded.Input(r); kept != nil {
-		in = *kept
-	} else if err := json.Unmarshal(r.Input, &in); err != nil {
-		return Outcome{}, fmt.Errorf("%s: decoding input: %w", r.Window.ID, err)
+func OutcomeOf(r decoded.Record) (Outcome, error) {
+	if r.Parts == nil {
+		return Outcome{}, fmt.Errorf("%s: decoding input: %w", r.Window.ID, r.InputErr)
 	}
+	in := r.Parts
 	o := Outcome{Landed: "start", Status: r.Status}
 	if l := in.Death.Landing; l != nil {
 		// An external kill's driver observed the operation's phases: the
@@ -118,7 +114,7 @@ type KillMap struct {
 // MapKills groups the rows of timed windows by family and delay. Rows that
 // are not timed, or whose input cannot be read, are left out; errs says
 // which.
-func MapKills(rs []rows.Row) ([]KillMap, []error) {
+func MapKills(rs []decoded.Record) ([]KillMap, []error) {
 	byFam := map[string]map[int]*Instant{}
 	points := map[string]string{}
 	var errs []error

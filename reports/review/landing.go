@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // A timed kill from outside lands wherever the target happens to be, and
@@ -45,7 +43,7 @@ const NoPresent = "(not recorded)"
 // (its death names victims, or its trigger never fired) by the state at
 // the kill, windows in natural order. Rows whose input does not decode are
 // returned as errors and left out.
-func Landings(rs []rows.Row) ([]Landing, []error) {
+func Landings(rs []decoded.Record) ([]Landing, []error) {
 	byWindow := map[string]*Landing{}
 	var errs []error
 	for i, r := range rs {
@@ -87,26 +85,17 @@ func Landings(rs []rows.Row) ([]Landing, []error) {
 
 // RowOutcome is VerdictOutcome read from a recorded row: its status, then
 // the criteria that did not hold (for INVALID, only F1 and PRE).
-func RowOutcome(r rows.Row) string {
-	rs, err := decoded.LenientResults(r)
-	if err != nil {
-		return r.Status
-	}
-	return VerdictOutcome(criteria.Verdict{Status: r.Status, Results: rs})
+func RowOutcome(r decoded.Record) string {
+	return VerdictOutcome(criteria.Verdict{Status: r.Status, Results: r.Results})
 }
 
 // presentAtKill reads, from the fired trace point of an external trigger,
 // the comms of the run's processes present at the kill: "comm ×n" sorted by
 // comm. external is false for a row killed at a point the supervisor armed.
-func presentAtKill(r rows.Row) (present string, external bool, err error) {
-	var in struct {
-		Trace []model.TracePoint `json:"trace"`
-		Death model.Death        `json:"death"`
-	}
-	if kept := decoded.Input(r); kept != nil {
-		in.Trace, in.Death = kept.Trace, kept.Death
-	} else if err := json.Unmarshal(r.Input, &in); err != nil {
-		return "", false, fmt.Errorf("decoding input: %w", err)
+func presentAtKill(r decoded.Record) (present string, external bool, err error) {
+	in := r.Parts
+	if in == nil {
+		return "", false, fmt.Errorf("decoding input: %w", r.InputErr)
 	}
 	external = len(in.Death.Victims) > 0
 	for _, tp := range in.Trace {

@@ -2,6 +2,7 @@ package review_test
 
 import (
 	"encoding/json"
+	"faultwin/reports/decoded"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -53,7 +54,7 @@ func TestLandings(t *testing.T) {
 		landingRow(t, "PS2_30", "stop.cleanup", "not fired: stopped before the trigger fired", false, model.StatusInvalid, model.F1, model.P3),
 		landingRow(t, "W3_30", "restore.during_criu", "", false, model.StatusPass),
 	}
-	ls, errs := review.Landings(rs)
+	ls, errs := review.Landings(decoded.Of(rs...))
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(ls).To(HaveLen(2), "the armed refsup window is not an external landing")
 	g.Expect(ls[0].Window).To(Equal("PR1_250"))
@@ -69,14 +70,14 @@ func TestLandings(t *testing.T) {
 
 	bad := rs[0]
 	bad.Input = json.RawMessage(`{"trace": 3}`)
-	_, errs = review.Landings([]rows.Row{bad})
+	_, errs = review.Landings(decoded.Of(bad))
 	g.Expect(errs).To(HaveLen(1))
 	g.Expect(errs[0].Error()).To(ContainSubstring("row 1 (PR1_250): decoding input"))
 }
 
 func TestLandingCountsRepeatedComms(t *testing.T) {
 	note := "fired restore.conmon_at_criu (pid 3): conmon pid 3 (conmon) killed, gone; present: conmon 2, podman 4, conmon 3, runc 5, criu 6"
-	ls, _ := review.Landings([]rows.Row{landingRow(t, "PR5", "restore.conmon_at_criu", note, true, model.StatusPass)})
+	ls, _ := review.Landings(decoded.Of(landingRow(t, "PR5", "restore.conmon_at_criu", note, true, model.StatusPass)))
 	if got := ls[0].States[0].Present; got != "conmon ×2, criu, podman, runc" {
 		t.Errorf("present %q", got)
 	}

@@ -176,7 +176,6 @@ func (lr *lineReader) line(line []byte, n int) error {
 	if r.Schema != Schema {
 		return fmt.Errorf("%s:%d: row schema %d; this faultwin reads schema %d", path, n, r.Schema, Schema)
 	}
-	r.memo = &memo{}
 	c.Rows = append(c.Rows, r)
 	c.RowLines = append(c.RowLines, n)
 	c.read = append(c.read, asRead{lineHash, r.readKey()})
@@ -226,8 +225,15 @@ type readKey struct {
 }
 
 func (r Row) readKey() readKey {
-	e := r.entry()
-	return readKey{r.Hash, r.Prev, r.Window.ID, r.Window.Hash, r.Status, r.Reason, r.Schema, e.input, e.criteria, e.n, e.k}
+	k := readKey{hash: r.Hash, prev: r.Prev, window: r.Window.ID, windowHash: r.Window.Hash, status: r.Status, reason: r.Reason,
+		schema: r.Schema, n: len(r.Input), k: len(r.Criteria)}
+	if len(r.Input) > 0 {
+		k.input = &r.Input[0]
+	}
+	if len(r.Criteria) > 0 {
+		k.criteria = &r.Criteria[0]
+	}
+	return k
 }
 
 // checkRow checks Rows[i], row n at line, against its hash and prev. A

@@ -2,6 +2,7 @@ package expected
 
 import (
 	"cmp"
+	"faultwin/reports/decoded"
 	"fmt"
 	"maps"
 	"math"
@@ -11,7 +12,6 @@ import (
 
 	"faultwin/internal/model"
 	"faultwin/reports/review"
-	"faultwin/reports/rows"
 )
 
 // DriftAlpha is the level at which an outcome's share in new rows is
@@ -46,8 +46,8 @@ func (s Shift) String() string {
 // share is never a drift (it is an outcome getting rarer, which the
 // other outcomes' shares then show). Windows e has no outcomes for are
 // returned in unknown.
-func Drift(e Expectations, rs []rows.Row) (shifts []Shift, unknown []string) {
-	byWindow := map[string][]rows.Row{}
+func Drift(e Expectations, rs []decoded.Record) (shifts []Shift, unknown []string) {
+	byWindow := map[string][]decoded.Record{}
 	for _, r := range rs {
 		if r.Window.Fault.Disarmed {
 			continue // a control is the baseline, never the window's outcome
@@ -108,7 +108,7 @@ func lgamma(x int) float64 {
 // next), and a window is stable only when every soak agrees. The rows'
 // wall times give the window's median. A window no file has rows of is
 // returned in missing.
-func Learn(supervisor string, ids []string, files map[string][]rows.Row, order []string) (e Expectations, missing []string) {
+func Learn(supervisor string, ids []string, files map[string][]decoded.Record, order []string) (e Expectations, missing []string) {
 	e = Expectations{Supervisor: supervisor, Windows: map[string]Seen{}}
 	for _, id := range ids {
 		var secs []float64
