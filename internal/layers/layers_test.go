@@ -35,7 +35,7 @@ var rule = map[string][]string{
 	"drivers/described/supervisors": {},
 	"drivers/catalog":               {"drivers/...", "internal/model"},
 	"reports/rows":                  {"internal/model", "internal/strictjson", "snapshots"},
-	"reports/decoded":               {"criteria", "internal/strictjson", "reports/rows"},
+	"reports/decoded":               {"criteria", "internal/model", "internal/strictjson", "reports/rows", "snapshots"},
 	"reports/review":                {"criteria", "internal/model", "internal/strictjson", "reports/decoded", "reports/rows"},
 	"reports/render":                {"criteria", "internal/model", "reports/decoded", "reports/findings", "reports/review", "reports/rows"},
 	"reports/sigs":                  {"reports/rows"},

@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 
 	"faultwin/criteria"
+	"faultwin/internal/model"
 	"faultwin/internal/strictjson"
 	"faultwin/reports/rows"
+	"faultwin/snapshots"
 )
 
 // Record is one row decoded once. Its Row keeps the provenance, the
@@ -25,11 +27,24 @@ type Record struct {
 	// not change them.
 	Results    []criteria.Result
 	ResultsErr error
-	// Parts are the parts of the input a report reads (Parts), decoded
+	// Parts are the parts of the input a report reads, decoded
 	// strictly, or as encoding/json decodes them for an old row the
 	// strict decode refuses (InputErr); nil when neither can.
-	Parts    *criteria.Input
+	Parts    *Parts
 	InputErr error
+}
+
+// Parts are what the report's views read of a row's input: the run's
+// scope, the decoys and the death; of the trace, the points that fired
+// and those of a trigger that never fired (where an external kill
+// landed). A timed window's kill map reads its whole trace and the
+// snapshot after the death, which only its records keep.
+type Parts struct {
+	Scope      model.Scope
+	Decoys     snapshots.Decoys
+	Trace      []model.TracePoint
+	Death      model.Death
+	AfterDeath *snapshots.Snapshot
 }
 
 // Decode decodes r once: it returns its Record, and the whole input as
@@ -75,13 +90,17 @@ func Of(rs ...rows.Row) []Record {
 	return out
 }
 
-// parts keeps of in what the report's views read: the run's scope, the
-// decoys, the trace, the death and the aftermath's facts; the snapshot
-// after the death only for a timed window, whose kill map reads it.
-func parts(r rows.Row, in *criteria.Input) *criteria.Input {
-	p := &criteria.Input{Scope: in.Scope, Decoys: in.Decoys, Trace: in.Trace, Death: in.Death}
+func parts(r rows.Row, in *criteria.Input) *Parts {
+	p := &Parts{Scope: in.Scope, Decoys: in.Decoys, Death: in.Death}
 	if r.Window.Fault.DelayMS > 0 {
-		p.AfterDeath = in.AfterDeath
+		after := in.AfterDeath // a copy: a pointer into in would keep all of it
+		p.Trace, p.AfterDeath = in.Trace, &after
+		return p
+	}
+	for _, tp := range in.Trace {
+		if tp.Fired || model.NotFired(tp.Note) {
+			p.Trace = append(p.Trace, tp)
+		}
 	}
 	return p
 }
@@ -117,8 +136,20 @@ func FromContents(c *rows.Contents, readErr error, each func(i int, rec *Record,
 func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *criteria.Input), drop bool) File {
 	f := File{Path: c.Path, ReadErr: readErr, Chain: c.Verify(), Seal: c.Sealing(), Lines: c.RowLines}
 	f.Records = make([]Record, len(c.Rows))
+	// A soak's rows of one window carry the same definition, and most of
+	// their criteria the same summaries and many the same evidence: the
+	// records share one copy of each.
+	var same interner = map[string]string{}
 	for i, r := range c.Rows {
+		r.Window.Source = same.of(r.Window.Source)
 		rec, in := Decode(r)
+		for j := range rec.Results {
+			res := &rec.Results[j]
+			res.Summary = same.of(res.Summary)
+			for k, e := range res.Evidence {
+				res.Evidence[k] = same.of(e)
+			}
+		}
 		if each != nil {
 			each(i, &rec, in)
 		}
@@ -128,4 +159,15 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 		}
 	}
 	return f
+}
+
+// interner hands out one copy of each string it is given.
+type interner map[string]string
+
+func (m interner) of(s string) string {
+	if t, ok := m[s]; ok {
+		return t
+	}
+	m[s] = s
+	return s
 }

@@ -16,12 +16,9 @@
 package render
 
 import (
-	"os"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"faultwin/criteria"
@@ -63,30 +60,9 @@ func (f File) SealCell() string {
 // is kept with the rows before the bad line; its replay says why.
 func Load(paths []string) []File {
 	out := make([]File, len(paths))
-	// Files replay apart, so as many at once as there are CPUs, the
-	// largest first so that no CPU is left with a large file at the end;
-	// the report keeps the order they were given in.
-	order := make([]int, len(paths))
-	size := make([]int64, len(paths))
-	for i, p := range paths {
-		order[i] = i
-		if st, err := os.Stat(p); err == nil {
-			size[i] = st.Size()
-		}
+	for i, f := range review.ReplayFiles(paths, true) {
+		out[i] = File{Path: paths[i], Records: f.Records, Replay: f}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for _, i := range order {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f := review.ReplayFile(paths[i])
-			out[i] = File{Path: paths[i], Records: f.Records, Replay: f}
-		}()
-	}
-	wg.Wait()
 	return out
 }
 

@@ -46,6 +46,11 @@ func OutcomeOf(r decoded.Record) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("%s: decoding input: %w", r.Window.ID, r.InputErr)
 	}
 	in := r.Parts
+	if in.AfterDeath == nil {
+		// Only a timed window's record keeps it; no other has a kill map.
+		return Outcome{}, fmt.Errorf("%s: not a timed window: no snapshot after the death kept", r.Window.ID)
+	}
+	after := in.AfterDeath
 	o := Outcome{Landed: "start", Status: r.Status}
 	if l := in.Death.Landing; l != nil {
 		// An external kill's driver observed the operation's phases: the
@@ -69,17 +74,17 @@ func OutcomeOf(r decoded.Record) (Outcome, error) {
 			o.Landed = tp.Point
 		}
 	}
-	for _, p := range in.AfterDeath.Processes {
+	for _, p := range after.Processes {
 		if p.Comm == model.CRIUComm && !p.Zombie() && !p.Decoy {
 			o.CRIUAlive = true
 		}
 	}
-	for _, ow := range criteria.OfRun(in.AfterDeath, in.Scope, in.Decoys) {
+	for _, ow := range criteria.OfRun(*after, in.Scope, in.Decoys) {
 		if !ow.Process.Zombie() {
 			o.Alive++
 		}
 	}
-	for _, m := range in.AfterDeath.Mounts {
+	for _, m := range after.Mounts {
 		if !m.Decoy && in.Scope.StateDir != "" && model.Within(m.MountPoint, in.Scope.StateDir) {
 			o.Mounted++
 		}

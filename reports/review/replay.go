@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"sort"
+	"sync"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
@@ -53,6 +56,7 @@ type WindowReplay struct {
 type FileReplay struct {
 	Path    string
 	Records []decoded.Record // the window rows, decoded once; open and seal markers are not rows
+	N       int              // how many rows were read (Records may have been let go: ReplayFiles)
 	ReadErr error            // the file could not be read to its end; Records hold what came before
 	Chain   error            // the hash chain is broken (a row or marker edited, removed, inserted or moved)
 	Diffs   []Difference
@@ -86,6 +90,40 @@ func ReplayFile(path string) FileReplay {
 	return f
 }
 
+// ReplayFiles replays each path, as many at once as there are CPUs, the
+// largest first so that no CPU is left with a large file at the end, and
+// returns them in the order given. Without keep, each file's records go
+// once it is replayed: a replay of many files holds one file's at a time
+// per CPU, and prints only counts and differences.
+func ReplayFiles(paths []string, keep bool) []FileReplay {
+	out := make([]FileReplay, len(paths))
+	order := make([]int, len(paths))
+	size := make([]int64, len(paths))
+	for i, p := range paths {
+		order[i] = i
+		if st, err := os.Stat(p); err == nil {
+			size[i] = st.Size()
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, i := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f := ReplayFile(paths[i])
+			if !keep {
+				f.Records = nil
+			}
+			out[i] = f
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 // ReplayContents replays a file as read by rows.ReadContents, leaving its
 // rows to the caller.
 func ReplayContents(c *rows.Contents) FileReplay {
@@ -114,7 +152,7 @@ func ReplayRows(path string, rs []rows.Row) FileReplay {
 // replay files the differences ds[i] of each record rs[i] (at lines, if
 // known) with the chain's verdict.
 func replay(path string, rs []decoded.Record, lines []int, ds [][]Difference, chain error) FileReplay {
-	f := FileReplay{Path: path, Records: rs}
+	f := FileReplay{Path: path, Records: rs, N: len(rs)}
 	if chain != nil {
 		var ce *rows.ChainError
 		if errors.As(chain, &ce) {
