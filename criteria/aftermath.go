@@ -1,7 +1,6 @@
 package criteria
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,9 +177,13 @@ func gradedU1(c *ctx, j *judge, a *model.Aftermath, lost string, last model.User
 		}
 		if still == "" {
 			j.note("expert step " + r.Step + " brought it back: " + r.Target + " after: " + r.After.Text())
-			return j.result("", func(int) string {
+			res := j.result("", func(int) string {
 				return model.GradeStuck + ": " + lost + stuckSuffix(r.Step)
 			})
+			if res.Judged && !res.Pass {
+				res.Workaround = r.Step
+			}
+			return res
 		}
 		j.note("expert step " + r.Step + " did not bring it back: " + still)
 	}
@@ -437,20 +440,6 @@ func expertsKnown(in Input, a *model.Aftermath) bool {
 
 // stuckSuffix ends a stuck U1's summary: the expert step that worked.
 func stuckSuffix(step string) string { return "; only the expert step " + step + " brought it back" }
-
-var stuckStep = regexp.MustCompile(`^` + model.GradeStuck + `: .*; only the expert step (\S+) brought it back$`)
-
-// StuckStep is the expert step a stuck U1 names ("" for any other
-// result): a bug report's workaround.
-func StuckStep(r Result) string {
-	if r.ID != model.U1 {
-		return ""
-	}
-	if m := stuckStep.FindStringSubmatch(r.Summary); m != nil {
-		return m[1]
-	}
-	return ""
-}
 
 // Example is a result's first line of evidence as recorded, or its
 // summary: the line a finding or a comparison shows for it.

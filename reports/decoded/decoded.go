@@ -69,15 +69,16 @@ func Decode(r rows.Row) (Record, *criteria.Input) {
 
 // Results decodes r's recorded criteria alone: strictly, or, when the
 // strict decode refuses them (its error is strictErr), as encoding/json
-// decodes them; nil when neither can.
+// decodes them; nil when neither can. A fact an older row spelt only in
+// prose is read into its field (compat.go).
 func Results(r rows.Row) (rs []criteria.Result, strictErr error) {
-	if strictErr = strictjson.Decode(r.Criteria, &rs, "value"); strictErr == nil {
-		return rs, nil
+	if strictErr = strictjson.Decode(r.Criteria, &rs, "value"); strictErr != nil {
+		rs = nil
+		if json.Unmarshal(r.Criteria, &rs) != nil {
+			return nil, strictErr
+		}
 	}
-	rs = nil
-	if json.Unmarshal(r.Criteria, &rs) != nil {
-		return nil, strictErr
-	}
+	upgrade(rs)
 	return rs, strictErr
 }
 

@@ -109,7 +109,7 @@ func Group(rs []decoded.Record) []Finding {
 			}
 			f.Seen++
 			f.Rows = append(f.Rows, r.Hash)
-			if w := criteria.StuckStep(res); w != "" && !slices.Contains(f.Workarounds, w) {
+			if w := res.Workaround; w != "" && !slices.Contains(f.Workarounds, w) {
 				f.Workarounds = append(f.Workarounds, w)
 			}
 			for name, v := range r.Host.Versions {

@@ -54,7 +54,7 @@ func GradesOf(rs []decoded.Record) []Grades {
 			g.Recovered++
 		case model.GradeStuck:
 			g.Stuck++
-			if step := criteria.StuckStep(results[i]); step != "" {
+			if step := results[i].Workaround; step != "" {
 				g.Steps[step]++
 			}
 		case model.GradeLost:

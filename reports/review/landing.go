@@ -67,7 +67,7 @@ func Landings(rs []decoded.Record) ([]Landing, []error) {
 			at = len(l.States) - 1
 		}
 		l.States[at].Rows++
-		l.States[at].Outcomes[RowOutcome(r)]++
+		l.States[at].Outcomes[RowOutcome(r).String()]++
 	}
 	out := make([]Landing, 0, len(byWindow))
 	for _, l := range byWindow {
@@ -83,10 +83,10 @@ func Landings(rs []decoded.Record) ([]Landing, []error) {
 	return out, errs
 }
 
-// RowOutcome is VerdictOutcome read from a recorded row: its status, then
-// the criteria that did not hold (for INVALID, only F1 and PRE).
-func RowOutcome(r decoded.Record) string {
-	return VerdictOutcome(criteria.Verdict{Status: r.Status, Results: r.Results})
+// RowOutcome is a recorded row's outcome: its status, then the criteria
+// that did not hold (for INVALID, only F1 and PRE).
+func RowOutcome(r decoded.Record) model.Outcome {
+	return criteria.Verdict{Status: r.Status, Results: r.Results}.Outcome()
 }
 
 // presentAtKill reads, from the fired trace point of an external trigger,
@@ -132,20 +132,4 @@ func comms(procs []string) string {
 	return strings.Join(names, ", ")
 }
 
-// VerdictOutcome spells a verdict as an outcome ("FAIL P1 P3", "PASS"). An INVALID or ERROR window
-// measured nothing about the supervisor: only what made it so is kept (F1
-// for a fault that did not land, PRE for an unclean host), not the other
-// criteria's accidental results.
-func VerdictOutcome(v criteria.Verdict) string {
-	parts := []string{v.Status}
-	for _, r := range v.Results {
-		if r.Holds() {
-			continue
-		}
-		if v.Status == model.StatusInvalid && r.ID != model.F1 && r.ID != model.PRE {
-			continue
-		}
-		parts = append(parts, r.ID)
-	}
-	return strings.Join(parts, " ")
-}
+

@@ -97,7 +97,7 @@ func TestVerdictOutcome(t *testing.T) {
 		{criteria.Verdict{Status: "INVALID", Results: []criteria.Result{res("F1", false), res("P1", false)}}, "INVALID F1"},
 		{criteria.Verdict{Status: "FAIL", Results: []criteria.Result{{ID: "P2", Judged: false}}}, "FAIL P2"},
 	} {
-		if got := review.VerdictOutcome(tc.v); got != tc.want {
+		if got := tc.v.Outcome().String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.v, got, tc.want)
 		}
 	}

@@ -63,7 +63,7 @@ func Drift(e Expectations, rs []decoded.Record) (shifts []Shift, unknown []strin
 		}
 		got := map[string][]string{}
 		for _, r := range byWindow[id] {
-			o := review.RowOutcome(r)
+			o := review.RowOutcome(r).String()
 			got[o] = append(got[o], r.Hash)
 		}
 		n, of := len(byWindow[id]), seen.N()
@@ -119,7 +119,7 @@ func Learn(supervisor string, ids []string, files map[string][]decoded.Record, o
 				if r.Window.ID != id || r.Window.Fault.Disarmed {
 					continue // a control is the baseline, never the window's outcome
 				}
-				seen.Outcomes[review.RowOutcome(r)]++
+				seen.Outcomes[review.RowOutcome(r).String()]++
 				secs = append(secs, r.Run.Finished.Sub(r.Run.Started).Seconds())
 			}
 			if len(secs) > n {
@@ -215,7 +215,4 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-func measured(outcome string) bool {
-	st := outcomeStatus(outcome)
-	return st == model.StatusPass || st == model.StatusFail
-}
+func measured(outcome string) bool { return model.ParseOutcome(outcome).Measured() }

@@ -61,16 +61,16 @@ func TestSmokeAccepts(t *testing.T) {
 		{"PD1_20", "FAIL P3", false},
 		{"PC9", "PASS", false}, // no expectation at all
 	} {
-		if got := e.SmokeAccepts(tc.id, tc.outcome); got != tc.want {
+		if got := e.SmokeAccepts(tc.id, model.ParseOutcome(tc.outcome)); got != tc.want {
 			t.Errorf("SmokeAccepts(%s, %q) = %v, want %v", tc.id, tc.outcome, got, tc.want)
 		}
 	}
 	// What the smoke says of an accepted outcome its soak never showed.
-	if d := e.SmokeDifference("PD2", "FAIL P1 P3"); !strings.Contains(d, `"FAIL P1 P3" was not among its soak's outcomes map[FAIL P3:10] (10 rows)`) {
+	if d := e.SmokeDifference("PD2", model.ParseOutcome("FAIL P1 P3")); !strings.Contains(d, `"FAIL P1 P3" was not among its soak's outcomes map[FAIL P3:10] (10 rows)`) {
 		t.Errorf("SmokeDifference of a new outcome under a seen status: %q", d)
 	}
 	for _, o := range []string{"FAIL P3", "PASS"} {
-		if d := e.SmokeDifference("PD2", o); d != "" {
+		if d := e.SmokeDifference("PD2", model.ParseOutcome(o)); d != "" {
 			t.Errorf("SmokeDifference(PD2, %q) = %q, want none (seen, or refused outright)", o, d)
 		}
 	}
@@ -99,7 +99,7 @@ func TestSmokeDrift(t *testing.T) {
 		{"PCL15", []string{"INVALID F1"}, false, 1}, // seen in its soak
 		{"PC9", []string{"PASS"}, true, 0},          // no expectation
 	} {
-		p, drift := e.SmokeDrift(tc.id, tc.outcomes)
+		p, drift := e.SmokeDrift(tc.id, parseAll(tc.outcomes))
 		if drift != tc.drift || math.Abs(p-tc.p) > 1e-9 {
 			t.Errorf("SmokeDrift(%s, %q) = %.4f, %v; want %.4f, %v", tc.id, tc.outcomes, p, drift, tc.p, tc.drift)
 		}
@@ -128,7 +128,7 @@ func TestSmokeNext(t *testing.T) {
 		{"S2", []string{"PASS", "PASS", "FAIL P7"}, SmokePass},
 		{"NONE", []string{"PASS"}, SmokeFail}, // no expectation
 	} {
-		if got, p := e.SmokeNext(tc.id, tc.outcomes); got != tc.want {
+		if got, p := e.SmokeNext(tc.id, parseAll(tc.outcomes)); got != tc.want {
 			t.Errorf("SmokeNext(%s, %q) = %v (p = %.3f), want %v", tc.id, tc.outcomes, got, p, tc.want)
 		}
 	}
@@ -316,4 +316,12 @@ func TestControlsAreNotOutcomes(t *testing.T) {
 	if shifts, unknown := Drift(e, decoded.Of(control(repeat("CS1_20", "FAIL P7", 10))...)); len(shifts) > 0 || len(unknown) > 0 {
 		t.Errorf("a control's failures read as the window's drift: %v %v", shifts, unknown)
 	}
+}
+
+func parseAll(ss []string) []model.Outcome {
+	var out []model.Outcome
+	for _, s := range ss {
+		out = append(out, model.ParseOutcome(s))
+	}
+	return out
 }
