@@ -131,5 +131,3 @@ func comms(procs []string) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-

@@ -20,11 +20,11 @@ func TestQuickBlobAgreesWithStrictDecode(t *testing.T) {
 	h := sha([]byte(text))
 	for _, l := range []string{
 		string(line),
-		`{"blob":{"sha256":"` + h + `","size":3,"data":"a\ud800b"}}`,               // a lone surrogate: left to the strict decode
-		`{"blob":{"sha256":"` + h + `","size":03,"data":"abc"}}`,                   // not as Marshal writes it
+		`{"blob":{"sha256":"` + h + `","size":3,"data":"a\ud800b"}}`,             // a lone surrogate: left to the strict decode
+		`{"blob":{"sha256":"` + h + `","size":03,"data":"abc"}}`,                 // not as Marshal writes it
 		`{"blob":{"sha256":"` + strings.ToUpper(h) + `","size":3,"data":"abc"}}`, // idem
-		`{"blob":{"sha256":"` + h + `","size":3,"data":"a"b"}}`,                    // not one string
-		`{"blob":{"sha256":"` + h + `","size":3,"data":"abc","x":1}}`,              // a field the strict decode refuses
+		`{"blob":{"sha256":"` + h + `","size":3,"data":"a"b"}}`,                  // not one string
+		`{"blob":{"sha256":"` + h + `","size":3,"data":"abc","x":1}}`,            // a field the strict decode refuses
 	} {
 		rec, content, ok := quickBlob([]byte(l))
 		var b blobLine
