@@ -64,6 +64,8 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
+var _ = register(model.U1, "the user's workload is where they can go on: kept or recovered; stuck (only an expert step) and lost are false", u1)
+
 // u1 holds when, after the user's recovery, the workload is where its user
 // can go on: a restored or re-checkpointed workload continues from its
 // memory (same marker and boot nonce, a counter at least the one it had and
@@ -244,6 +246,8 @@ func ranThrough(a *model.Aftermath) bool {
 	return false
 }
 
+var _ = register(model.U2, "every call of the user's recovery, and the interrupted one, returned within its bound", u2)
+
 // u2 holds when every call the user made after the death returned within
 // the bound, and every list (the supervisor's view, read at each look)
 // answered. Any other call that fails promptly has answered: "no such
@@ -310,6 +314,8 @@ func ints(xs []int) string {
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
+
+var _ = register(model.U3, "what the supervisor reports running is what the host shows", u3)
 
 // u3 holds when, at every look that answered and during which the host held
 // still, each workload the supervisor reports running has live processes on
