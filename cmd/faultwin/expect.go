@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 	"faultwin/windows/expected"
 	"faultwin/windows/runner"

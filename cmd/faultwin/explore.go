@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/windows/definitions"
 	"faultwin/windows/runner"

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"strings"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/rows"
 )

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/render"
 	"faultwin/reports/review"

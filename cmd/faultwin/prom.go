@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/rows"
 )

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +15,7 @@ import (
 
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/windows/definitions"
 	"faultwin/windows/runner"
 )

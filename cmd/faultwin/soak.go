@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/render"
 	"faultwin/reports/review"

@@ -2,13 +2,13 @@ package findings
 
 import (
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"slices"
 	"strings"
 	"testing"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 

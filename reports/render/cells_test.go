@@ -1,12 +1,12 @@
 package render
 
 import (
-	"faultwin/reports/decoded"
-	"faultwin/reports/review"
 	"strings"
 	"testing"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 

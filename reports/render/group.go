@@ -1,13 +1,13 @@
 package render
 
 import (
-	"faultwin/reports/decoded"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/review"
 )

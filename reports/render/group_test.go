@@ -2,12 +2,12 @@ package render_test
 
 import (
 	"bytes"
-	"faultwin/reports/decoded"
 	"strings"
 	"testing"
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/rows"

@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"

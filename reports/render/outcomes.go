@@ -1,12 +1,12 @@
 package render
 
 import (
-	"faultwin/criteria"
-	"faultwin/reports/decoded"
 	"slices"
 	"strings"
 
+	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 )
 

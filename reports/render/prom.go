@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"faultwin/reports/decoded"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )

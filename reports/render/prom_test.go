@@ -2,8 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"faultwin/reports/decoded"
-	"faultwin/reports/render/promtest"
 	"math"
 	"sort"
 	"strings"
@@ -13,8 +11,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/render"
+	"faultwin/reports/render/promtest"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"

@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"faultwin/reports/decoded"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/rows"

@@ -3,7 +3,6 @@ package review_test
 import (
 	"bytes"
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"fmt"
 	"math"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"

@@ -2,7 +2,6 @@ package review
 
 import (
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"faultwin/criteria"
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"
 	"faultwin/windows/definitions"

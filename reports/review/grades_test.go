@@ -2,11 +2,11 @@ package review_test
 
 import (
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"testing"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )

@@ -2,13 +2,13 @@ package review_test
 
 import (
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"testing"
 
 	. "github.com/onsi/gomega"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )

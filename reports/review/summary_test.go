@@ -2,7 +2,6 @@ package review_test
 
 import (
 	"bytes"
-	"faultwin/reports/decoded"
 	"math"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"

@@ -2,7 +2,6 @@ package expected
 
 import (
 	"cmp"
-	"faultwin/reports/decoded"
 	"fmt"
 	"maps"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"sort"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 )
 

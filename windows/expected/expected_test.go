@@ -2,7 +2,6 @@ package expected
 
 import (
 	"encoding/json"
-	"faultwin/reports/decoded"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
