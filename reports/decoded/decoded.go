@@ -38,7 +38,7 @@ type Record struct {
 // scope, the decoys and the death; of the trace, the points that fired
 // and those of a trigger that never fired (where an external kill
 // landed). A timed window's kill map reads its whole trace and the
-// snapshot after the death, which only its records keep.
+// processes and mounts after the death, which only its records keep.
 type Parts struct {
 	Scope      model.Scope
 	Decoys     snapshots.Decoys
@@ -94,7 +94,11 @@ func Of(rs ...rows.Row) []Record {
 func parts(r rows.Row, in *criteria.Input) *Parts {
 	p := &Parts{Scope: in.Scope, Decoys: in.Decoys, Death: in.Death}
 	if r.Window.Fault.DelayMS > 0 {
-		after := in.AfterDeath // a copy: a pointer into in would keep all of it
+		// What the kill map reads of it (criteria.OfRun, the CRIU and
+		// mounts left): a pointer into in would keep all of in.
+		a := in.AfterDeath
+		after := snapshots.Snapshot{Label: a.Label, TakenAt: a.TakenAt, Processes: a.Processes, Mounts: a.Mounts,
+			HostNS: a.HostNS, Records: a.Records, Incomplete: a.Incomplete}
 		p.Trace, p.AfterDeath = in.Trace, &after
 		return p
 	}
