@@ -83,7 +83,7 @@ func TestLandingCountsRepeatedComms(t *testing.T) {
 	}
 }
 
-func TestVerdictOutcome(t *testing.T) {
+func TestOutcomeOfAVerdict(t *testing.T) {
 	res := func(id string, holds bool) criteria.Result {
 		return criteria.Result{ID: id, Judged: true, Pass: holds}
 	}
