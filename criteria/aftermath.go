@@ -1,6 +1,7 @@
 package criteria
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -276,10 +277,11 @@ func u2(c *ctx) Result {
 	var slowest float64
 	for i, call := range a.Calls {
 		slowest = max(slowest, call.MS)
+		bound := cmp.Or(call.BoundMS, a.BoundMS)
 		switch {
-		case call.TimedOut || (a.BoundMS > 0 && call.MS > float64(a.BoundMS)):
+		case call.TimedOut || (bound > 0 && call.MS > float64(bound)):
 			j.fail(call.What + " hung: no answer after " + strconv.FormatFloat(call.MS, 'f', 0, 64) + " ms (bound " +
-				strconv.Itoa(a.BoundMS) + " ms); waiting: " + stuckText(call.Stuck))
+				strconv.Itoa(bound) + " ms); waiting: " + stuckText(call.Stuck))
 		case lists[i] && call.Failed():
 			j.fail(call.What + " did not answer: exit " + strconv.Itoa(call.Exit) + " " + call.Signal + ": " + lastLine(call.Output))
 		}

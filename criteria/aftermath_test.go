@@ -118,6 +118,19 @@ func TestU2(t *testing.T) {
 	a = continued()
 	a.Calls[2].Exit = 125
 	g.Expect(judged(a, model.U2).Holds()).To(BeTrue())
+	// a retry past the aftermath's bound hangs, unless the call carries a
+	// bound of its own (a restore the supervisor lets wait for its
+	// workload) and returned within it
+	a = continued()
+	a.Calls[2].MS = 3000
+	r = judged(a, model.U2)
+	g.Expect(r.Judged && !r.Pass).To(BeTrue())
+	g.Expect(evidence(r)).To(ContainSubstring("retry restore 1 hung: no answer after 3000 ms (bound 1000 ms)"))
+	a.Calls[2].BoundMS = 20000
+	g.Expect(judged(a, model.U2).Holds()).To(BeTrue())
+	a.Calls[2].MS = 21000
+	r = judged(a, model.U2)
+	g.Expect(evidence(r)).To(ContainSubstring("retry restore 1 hung: no answer after 21000 ms (bound 20000 ms)"))
 }
 
 func TestU3(t *testing.T) {

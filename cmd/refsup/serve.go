@@ -16,6 +16,7 @@ func cmdServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	criuPath := fs.String("criu", criu.DefaultPath, "CRIU binary (absolute path)")
 	takeOver := fs.Bool("recover", false, "take over the ledger of this run's dead daemon and settle its capture intents")
 	netLock := fs.String("network-lock", "skip", "CRIU's network lock for checkpoints and restores: nftables or skip")
+	killWait := fs.Duration("kill-wait", daemon.DefaultKillWait, "how long a teardown waits for a killed process to go and for a session's cgroup to empty")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -28,7 +29,7 @@ func cmdServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		return err
 	}
 	srv, err := daemon.New(daemon.Config{Layout: lay, Bugs: bs, CRIUPath: *criuPath, NetworkLock: *netLock, Ready: stdout,
-		Recover: *takeOver})
+		Recover: *takeOver, KillWait: *killWait})
 	if err != nil {
 		return err
 	}

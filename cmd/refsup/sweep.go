@@ -17,6 +17,7 @@ func cmdSweep(_ context.Context, stdout io.Writer, args []string) error {
 	var c common
 	fs := newFlags("sweep", &c)
 	fs.Var(&c.bugs, "bug", "known-bug switch to turn on (repeatable)")
+	killWait := fs.Duration("kill-wait", sweep.DefaultKillTimeout, "how long the sweep waits for the processes it killed to go")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func cmdSweep(_ context.Context, stdout io.Writer, args []string) error {
 	if err := ctl.ArmFromEnv(); err != nil {
 		return err
 	}
-	rep, err := sweep.Run(sweep.Options{Layout: lay, Bugs: bs, Ctl: ctl, Log: logf})
+	rep, err := sweep.Run(sweep.Options{Layout: lay, Bugs: bs, Ctl: ctl, Log: logf, KillTimeout: *killWait})
 	if err != nil {
 		return fmt.Errorf("sweep of run %s: %w", lay.Run, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"faultwin/drivers"
 	"faultwin/drivers/described"
@@ -28,6 +29,9 @@ type Options struct {
 	StateRoot string   // where runs keep their state
 	LogDir    string   // harness-owned dir for the supervisor's own output
 	Bugs      []string // known-bug switches (mutant runs only)
+	// KillWait is how long refsup waits for a killed process to go (mutant
+	// runs only, whose frozen strays never go; 0: refsup's default).
+	KillWait time.Duration
 }
 
 type entry struct {
@@ -82,7 +86,11 @@ func load(extra string) {
 	known = map[string]entry{
 		refsup.Name: {
 			spec: refsup.Spec,
-			make: func(o Options) drivers.Driver { return refsup.New(o.Bin, o.StateRoot, o.LogDir, o.Bugs) },
+			make: func(o Options) drivers.Driver {
+				d := refsup.New(o.Bin, o.StateRoot, o.LogDir, o.Bugs)
+				d.KillWait = o.KillWait
+				return d
+			},
 		},
 	}
 	descs, err := described.LoadFS(supervisors.Files, "drivers/described/supervisors/")
@@ -234,6 +242,16 @@ const EnvDirs = described.EnvDirs
 // (faultwin lint checks a user's before it is installed): its driver's
 // published spec, or every problem of the file.
 func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
+	d, err := parseOverKnown(file, data)
+	if err != nil {
+		return model.DriverSpec{}, err
+	}
+	return d.Spec(), nil
+}
+
+// parseOverKnown parses a description over every known one (a variant of a
+// known supervisor is read over it).
+func parseOverKnown(file string, data []byte) (*described.Description, error) {
 	ensure()
 	var bases []*described.Description
 	for _, name := range Names() {
@@ -241,11 +259,7 @@ func ParseDescription(file string, data []byte) (model.DriverSpec, error) {
 			bases = append(bases, d)
 		}
 	}
-	d, err := described.ParseOver(file, data, bases)
-	if err != nil {
-		return model.DriverSpec{}, err
-	}
-	return d.Spec(), nil
+	return described.ParseOver(file, data, bases)
 }
 
 // NameIn returns the name of the supervisor file describes (a variant of a
@@ -255,14 +269,7 @@ func NameIn(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ensure()
-	var bases []*described.Description
-	for _, name := range Names() {
-		if d := known[name].desc; d != nil {
-			bases = append(bases, d)
-		}
-	}
-	d, err := described.ParseOver(file, data, bases)
+	d, err := parseOverKnown(file, data)
 	if err != nil {
 		return "", err
 	}

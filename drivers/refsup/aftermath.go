@@ -13,9 +13,18 @@ import (
 	"faultwin/internal/model"
 )
 
-// AftermathBound is how long a refsup call may take after the death before
-// it counts as a hang: the slowest, a restore, takes about 0.4 s here.
+// AftermathBound is how long a refsup look (list, inspect, unlock) may take
+// after the death before it counts as a hang: it reads the ledger and /proc
+// and answers in milliseconds. A retry of an operation (restore, checkpoint,
+// destroy) is bounded as the operation is, by OpBound: refsup's restore
+// waits up to 10 s for its workload to count again, which a host whose
+// cores are all busy can stretch past 5 s (a restore takes about 0.4 s on
+// a quiet host); it hangs only when it outlives what refsup itself waits.
 const AftermathBound = 5 * time.Second
+
+// retryVerbs are the verbs a user retries after the death: bounded by
+// OpBound, each call recording it.
+var retryVerbs = map[string]bool{"restore": true, "checkpoint": true, "destroy": true}
 
 // states maps refsup's session states to what they claim of the host: a
 // session in any state of the ledger has its processes, as far as refsup
@@ -225,8 +234,15 @@ func parseList(output string) ([]model.Reported, []string, error) {
 // bounded; a call still running at the bound is recorded with what it
 // waits on and killed. It returns the call's index.
 func (d *Driver) userCall(ctx context.Context, a *model.Aftermath, step, what string, verb string, args ...string) int {
-	uc, _ := d.bounded(ctx, AftermathBound, verb, args...)
+	bound := AftermathBound
+	if retryVerbs[verb] {
+		bound = OpBound
+	}
+	uc, _ := d.bounded(ctx, bound, verb, args...)
 	uc.Step, uc.What, uc.Output = step, what, strings.TrimSpace(uc.Output)
+	if bound != AftermathBound {
+		uc.BoundMS = int(bound.Milliseconds())
+	}
 	a.Calls = append(a.Calls, uc)
 	return len(a.Calls) - 1
 }

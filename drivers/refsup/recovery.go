@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"faultwin/drivers/hostview"
 	"faultwin/fixtures/refsup/api"
 	"faultwin/internal/model"
 	"faultwin/internal/procstat"
@@ -38,8 +39,13 @@ func (d *Driver) inspect(session string, timeout time.Duration) (api.SessionInfo
 	return info, json.Unmarshal(data, &info)
 }
 
-// Identity implements drivers.Recoverer: inspect twice, 300 ms apart, so a
-// counter that moved shows the session runs.
+// Identity implements drivers.Recoverer: inspect, then inspect again until
+// the counter moves, so a counter that moved shows the session runs. The
+// payload writes every 100 ms; the second read is awaited up to
+// hostview.ProgressBound and ends the moment the counter changes, so a
+// running session costs one step of its payload and a CPU-starved one is
+// not read as stopped after a fixed 300 ms. A session with no live process
+// cannot move: it is read again once, 300 ms later, as before.
 func (d *Driver) Identity(ctx context.Context, session string) model.Identity {
 	id := model.Identity{Session: session, Taken: time.Now().UTC()}
 	info, err := d.inspect(session, 30*time.Second)
@@ -50,20 +56,34 @@ func (d *Driver) Identity(ctx context.Context, session string) model.Identity {
 	id.State, id.Init = info.State, model.PID{PID: info.InitPID, StartTime: info.InitStart}
 	id.InitAlive = len(info.Procs) > 0
 	id.Marker, id.CounterMarker, id.Boot, id.Counter = info.Marker, info.CounterMrk, info.Boot, info.Counter
-	select {
-	case <-ctx.Done():
-		id.Err = ctx.Err().Error()
-		return id
-	case <-time.After(300 * time.Millisecond):
+	bound, every := hostview.ProgressBound, identityPoll
+	if !id.InitAlive {
+		bound, every = 300*time.Millisecond, 300*time.Millisecond
 	}
-	again, err := d.inspect(session, 30*time.Second)
-	if err != nil {
-		id.Err = "second read: " + err.Error()
-		return id
+	start := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			id.Err = ctx.Err().Error()
+			return id
+		case <-time.After(every):
+		}
+		again, err := d.inspect(session, 30*time.Second)
+		if err != nil {
+			id.Err = "second read: " + err.Error()
+			return id
+		}
+		id.Counter2 = again.Counter
+		if again.Counter != id.Counter || time.Since(start) >= bound {
+			id.WaitedMS = float64(time.Since(start).Microseconds()) / 1000
+			return id
+		}
 	}
-	id.Counter2 = again.Counter
-	return id
 }
+
+// identityPoll is how often Identity reads a live session's counter again:
+// an inspect is one call over the supervisor's socket.
+const identityPoll = 20 * time.Millisecond
 
 // Intents implements drivers.Recoverer, from `refsup owned`.
 func (d *Driver) Intents(ctx context.Context) ([]model.Intent, error) {
@@ -86,7 +106,7 @@ func (d *Driver) Restart(ctx context.Context, fault string) error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{"serve", "--root", d.Root, "--run", d.run, "--tag", d.scope.Tag, "--recover"}, d.bugArgs()...)
+	args := append([]string{"serve", "--root", d.Root, "--run", d.run, "--tag", d.scope.Tag, "--recover"}, d.switchArgs()...)
 	var env []string
 	if fault != "" {
 		env = append(env, "FAULTWIN_FAULT_AT="+fault)

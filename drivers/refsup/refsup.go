@@ -29,6 +29,10 @@ type Driver struct {
 	Root   string   // state root; the run's state dir is <Root>/<run>
 	Bugs   []string // known-bug switches passed to serve and sweep
 	LogDir string   // harness-owned dir for the daemon's stdout/stderr
+	// KillWait, when set, is passed to serve and sweep as --kill-wait: how
+	// long they wait for a killed process to go (the mutants, whose frozen
+	// strays never go, set it short; refsup's own defaults otherwise).
+	KillWait time.Duration
 
 	run      string
 	scope    model.Scope
@@ -56,10 +60,13 @@ func New(bin, root, logDir string, bugs []string) *Driver {
 // Name implements drivers.Driver.
 func (d *Driver) Name() string { return Name }
 
-func (d *Driver) bugArgs() []string {
+func (d *Driver) switchArgs() []string {
 	var a []string
 	for _, b := range d.Bugs {
 		a = append(a, "--bug", b)
+	}
+	if d.KillWait > 0 {
+		a = append(a, "--kill-wait", d.KillWait.String())
 	}
 	return a
 }
@@ -79,7 +86,7 @@ func (d *Driver) Prepare(ctx context.Context, run string, pre model.Precondition
 	if err != nil {
 		return d.scope, err
 	}
-	args := append([]string{"serve", "--root", d.Root, "--run", run, "--tag", d.scope.Tag}, d.bugArgs()...)
+	args := append([]string{"serve", "--root", d.Root, "--run", run, "--tag", d.scope.Tag}, d.switchArgs()...)
 	if pre.NetworkLock != "" {
 		args = append(args, "--network-lock", pre.NetworkLock)
 	}
@@ -264,7 +271,7 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 // itself at the window's point; the harness's own sweep step is the rerun.
 func (d *Driver) triggerSweep(ctx context.Context) error {
 	d.daemon.kill()
-	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.bugArgs()...)
+	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.switchArgs()...)
 	d.victim = exec.CommandContext(ctx, d.Bin, args...)
 	d.victim.Env = append(os.Environ(), "FAULTWIN_FAULT_AT="+d.fault.String())
 	var out bytes.Buffer
@@ -403,7 +410,7 @@ func (d *Driver) Logs() map[string]string {
 
 // Sweep implements drivers.Driver.
 func (d *Driver) Sweep(ctx context.Context) (model.SweepReport, error) {
-	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.bugArgs()...)
+	args := append([]string{"sweep", "--root", d.Root, "--run", d.run}, d.switchArgs()...)
 	cmd := exec.CommandContext(ctx, d.Bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -216,7 +216,11 @@ type UserCall struct {
 	Signal   string   `json:"signal,omitempty"`
 	TimedOut bool     `json:"timed_out,omitempty"`
 	MS       float64  `json:"ms"`
-	Output   string   `json:"output"`
+	// BoundMS, when set, is this call's own bound, in place of the
+	// aftermath's: a call the supervisor documents as waiting longer (a
+	// restore that waits for its workload) hangs only after it.
+	BoundMS int    `json:"bound_ms,omitempty"`
+	Output  string `json:"output"`
 	// Stdout is the call's standard output alone, recorded when it also
 	// wrote to stderr (Output holds both, in order): a list is read from
 	// it, so a warning on stderr is not taken for part of the view.

@@ -17,17 +17,20 @@ func IsRecovery(op string) bool { return op == OpHibernate || op == OpSave }
 // memory, the payload's boot nonce (drawn once when it starts, so a cold
 // start changes it) and its in-memory counter, read twice to show it runs.
 type Identity struct {
-	Session       string    `json:"session"`
-	State         string    `json:"state,omitempty"` // the supervisor's record
-	Init          PID       `json:"init"`
-	InitAlive     bool      `json:"init_alive"` // the recorded init runs (pid and start time match)
-	Marker        string    `json:"marker,omitempty"`
-	CounterMarker string    `json:"counter_marker,omitempty"`
-	Boot          string    `json:"boot,omitempty"`
-	Counter       int       `json:"counter"`
-	Counter2      int       `json:"counter2"` // read again a moment later
-	Taken         time.Time `json:"taken"`
-	Err           string    `json:"err,omitempty"`
+	Session       string `json:"session"`
+	State         string `json:"state,omitempty"` // the supervisor's record
+	Init          PID    `json:"init"`
+	InitAlive     bool   `json:"init_alive"` // the recorded init runs (pid and start time match)
+	Marker        string `json:"marker,omitempty"`
+	CounterMarker string `json:"counter_marker,omitempty"`
+	Boot          string `json:"boot,omitempty"`
+	Counter       int    `json:"counter"`
+	Counter2      int    `json:"counter2"` // read again a moment later
+	// WaitedMS is how long the second read was awaited: until the counter
+	// moved, up to a bound (rows before it read again a fixed 300 ms later).
+	WaitedMS float64   `json:"waited_ms,omitempty"`
+	Taken    time.Time `json:"taken"`
+	Err      string    `json:"err,omitempty"`
 }
 
 // Intent is a capture intent as the supervisor's ledger holds it.

@@ -28,11 +28,15 @@ import (
 
 // Config is what a runner is built from.
 type Config struct {
-	Bin       string    // the supervisor's binary (refsup)
-	StateRoot string    // where runs keep their state
-	Bugs      []string  // known-bug switches (mutant runs only)
-	LogDir    string    // per-window subdirs for the supervisor's own output
-	Progress  io.Writer // one line per step; nil for quiet
+	Bin       string   // the supervisor's binary (refsup)
+	StateRoot string   // where runs keep their state
+	Bugs      []string // known-bug switches (mutant runs only)
+	// KillWait, when set, is how long the supervisor waits for a process it
+	// killed to go (mutant runs only: a frozen stray never goes, and the
+	// verdict is the same after 1 s as after refsup's default 5 s).
+	KillWait time.Duration
+	LogDir   string    // per-window subdirs for the supervisor's own output
+	Progress io.Writer // one line per step; nil for quiet
 	// BeforeTrigger, when set, runs between prepare and arm. Mutant specs use
 	// it to make the environment adversarial (a process the sweep cannot
 	// reap); registered windows never set it.
@@ -65,7 +69,7 @@ func New(cfg Config) *Runner {
 		Config: cfg,
 		Roots:  snapshots.DefaultRoots(cfg.StateRoot),
 		newDriver: func(w model.Window, logDir string) (drivers.Driver, error) {
-			return catalog.New(driverOf(w), catalog.Options{Bin: cfg.Bin, StateRoot: cfg.StateRoot, LogDir: logDir, Bugs: cfg.Bugs})
+			return catalog.New(driverOf(w), catalog.Options{Bin: cfg.Bin, StateRoot: cfg.StateRoot, LogDir: logDir, Bugs: cfg.Bugs, KillWait: cfg.KillWait})
 		},
 	}
 }
