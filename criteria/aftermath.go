@@ -2,7 +2,6 @@ package criteria
 
 import (
 	"cmp"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,6 +64,8 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
+
+var _ = register(model.U1, "the user's workload is where they can go on: kept or recovered; stuck (only an expert step) and lost are false", u1)
 
 // u1 holds when, after the user's recovery, the workload is where its user
 // can go on: a restored or re-checkpointed workload continues from its
@@ -179,9 +180,13 @@ func gradedU1(c *ctx, j *judge, a *model.Aftermath, lost string, last model.User
 		}
 		if still == "" {
 			j.note("expert step " + r.Step + " brought it back: " + r.Target + " after: " + r.After.Text())
-			return j.result("", func(int) string {
+			res := j.result("", func(int) string {
 				return model.GradeStuck + ": " + lost + stuckSuffix(r.Step)
 			})
+			if res.Judged && !res.Pass {
+				res.Workaround = r.Step
+			}
+			return res
 		}
 		j.note("expert step " + r.Step + " did not bring it back: " + still)
 	}
@@ -241,6 +246,8 @@ func ranThrough(a *model.Aftermath) bool {
 	}
 	return false
 }
+
+var _ = register(model.U2, "every call of the user's recovery, and the interrupted one, returned within its bound", u2)
 
 // u2 holds when every call the user made after the death returned within
 // the bound, and every list (the supervisor's view, read at each look)
@@ -309,6 +316,8 @@ func ints(xs []int) string {
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
+
+var _ = register(model.U3, "what the supervisor reports running is what the host shows", u3)
 
 // u3 holds when, at every look that answered and during which the host held
 // still, each workload the supervisor reports running has live processes on
@@ -439,20 +448,6 @@ func expertsKnown(in Input, a *model.Aftermath) bool {
 
 // stuckSuffix ends a stuck U1's summary: the expert step that worked.
 func stuckSuffix(step string) string { return "; only the expert step " + step + " brought it back" }
-
-var stuckStep = regexp.MustCompile(`^` + model.GradeStuck + `: .*; only the expert step (\S+) brought it back$`)
-
-// StuckStep is the expert step a stuck U1 names ("" for any other
-// result): a bug report's workaround.
-func StuckStep(r Result) string {
-	if r.ID != model.U1 {
-		return ""
-	}
-	if m := stuckStep.FindStringSubmatch(r.Summary); m != nil {
-		return m[1]
-	}
-	return ""
-}
 
 // Example is a result's first line of evidence as recorded, or its
 // summary: the line a finding or a comparison shows for it.

@@ -246,6 +246,14 @@ func TestGradedU1(t *testing.T) {
 			if !r.Judged || r.Pass != tc.holds || !strings.Contains(evidence(r), tc.saying) {
 				t.Errorf("judged %v pass %v, want pass %v saying %q:\n%s", r.Judged, r.Pass, tc.holds, tc.saying, evidence(r))
 			}
+			// The workaround is a field, set where the step is known.
+			want := ""
+			if strings.HasPrefix(r.Summary, model.GradeStuck+":") {
+				want = "drop-runc-state"
+			}
+			if r.Workaround != want {
+				t.Errorf("workaround %q, want %q (summary %q)", r.Workaround, want, r.Summary)
+			}
 		})
 	}
 	// Graded, recorded before expert steps: the loss says nothing of them.

@@ -6,28 +6,6 @@ import (
 	"faultwin/internal/model"
 )
 
-// evaluators maps each criterion id to its judge.
-var evaluators = map[string]func(*ctx) Result{
-	model.PRE: pre,
-	model.F1:  f1,
-	model.P1:  p1,
-	model.P2:  p2,
-	model.P3:  p3,
-	model.P4:  p4,
-	model.P5:  p5,
-	model.P6:  p6,
-	model.P7:  p7,
-	model.O1:  o1,
-	model.H1:  h1,
-	model.R1:  r1,
-	model.R2:  r2,
-	model.R3:  r3,
-	model.R4:  r4,
-	model.U1:  u1,
-	model.U2:  u2,
-	model.U3:  u3,
-}
-
 func normID(id string) string { return strings.ToUpper(strings.TrimSpace(id)) }
 
 // Evaluate judges one window. It runs the gatekeepers PRE and F1, then the
@@ -58,8 +36,8 @@ func Evaluate(in Input) Verdict {
 	}
 	v := Verdict{}
 	for _, id := range ids {
-		if ev, ok := evaluators[id]; ok {
-			v.Results = append(v.Results, ev(c))
+		if cr, ok := registry[id]; ok && cr.judge != nil {
+			v.Results = append(v.Results, cr.judge(c))
 			continue
 		}
 		v.Results = append(v.Results, Result{ID: id, Summary: "not judged: no evaluator for criterion " + id})

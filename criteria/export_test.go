@@ -9,6 +9,6 @@ func IDs() []string {
 
 // Known reports whether id names a criterion this package can judge.
 func Known(id string) bool {
-	_, ok := evaluators[normID(id)]
+	_, ok := registry[normID(id)]
 	return ok
 }

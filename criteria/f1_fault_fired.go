@@ -8,6 +8,8 @@ import (
 	"faultwin/internal/model"
 )
 
+var _ = register(model.F1, "the fault fired where the window names, and what it killed died of SIGKILL (false: INVALID)", f1)
+
 // f1 holds when the armed fault really landed: the trace has a fired point
 // equal to the window's point, and the supervisor died of SIGKILL and was
 // reaped. A window whose fault did not fire measured some other operation,

@@ -5,6 +5,8 @@ import (
 	"faultwin/snapshots"
 )
 
+var _ = register(model.H1, "host settings are back as they were", h1)
+
 // h1 holds when every host-global setting the supervisor may touch (the
 // watched sysctls, ip_forward first) reads after both sweeps what it read at
 // preflight. A killed test run that leaves ip_forward=1 behind poisons the

@@ -6,6 +6,8 @@ import (
 	"faultwin/internal/model"
 )
 
+var _ = register(model.O1, "every mount under the run's dirs was in the ledger before the sweep", o1)
+
 // o1 holds when, at the supervisor's death and before any sweep, every mount
 // under the run's state dir (host or foreign, once per mount point) is in the
 // run's ledger. The ledger is written before each resource is made; a mount

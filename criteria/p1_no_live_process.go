@@ -7,6 +7,8 @@ import (
 	"faultwin/snapshots"
 )
 
+var _ = register(model.P1, "no process of the run, and no CRIU, is left after the sweeps", p1)
+
 // p1 holds when, after both sweeps, no live process of the run is left and
 // no criu process at all. The first real failure this guards against (W4_30) was
 // CRIU's forked restorer: named criu, not a child of the supervisor, no tag

@@ -8,6 +8,8 @@ import (
 	"faultwin/snapshots"
 )
 
+var _ = register(model.P2, "no mount of the run is left", p2)
+
 // p2 holds when, after both sweeps, nothing is mounted under the run's state
 // dir, under any other non-decoy path of the state root, in CRIU's
 // /tmp/.criu.* staging dirs or at a named netns the driver declares

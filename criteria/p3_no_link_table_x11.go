@@ -9,6 +9,8 @@ import (
 	"faultwin/snapshots"
 )
 
+var _ = register(model.P3, "no link, nft table, cgroup or X11 socket of the run is left", p3)
+
 // p3 holds when, after both sweeps, no link carries the link prefix or a
 // name the driver declares (Roots.Links), neither the run's nft table (in
 // any family) nor a CRIU-* table nor a declared chain of a host table

@@ -5,6 +5,8 @@ import (
 	"faultwin/snapshots"
 )
 
+var _ = register(model.P4, "the ledger is gone", p4)
+
 // p4 holds when, after both sweeps, the run's ledger file is gone and no
 // other ledger file is left under its state dir. The sweep removes the
 // ledger last, only once everything it records is gone, so a ledger left

@@ -5,6 +5,8 @@ import (
 	"faultwin/snapshots"
 )
 
+var _ = register(model.P5, "nothing the run does not own (the decoys) was touched", p5)
+
 // p5 holds when every decoy outlived both sweeps untouched: each decoy
 // process is alive with the same (pid, start) and not a zombie, each decoy
 // mount is still mounted and each decoy file still exists, and neither sweep

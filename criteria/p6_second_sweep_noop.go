@@ -7,6 +7,8 @@ import (
 	"faultwin/snapshots"
 )
 
+var _ = register(model.P6, "a second sweep does nothing", p6)
+
 // p6 holds when a second sweep of the dead run is a no-op: its report shows
 // no action, no error and no survivor, and nothing of the run (live
 // processes, mounts, criu tmp entries, links, tables, X11 files, ledgers,

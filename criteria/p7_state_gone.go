@@ -7,6 +7,8 @@ import (
 	"faultwin/internal/model"
 )
 
+var _ = register(model.P7, "no entry of the supervisor's own state of the run is left", p7)
+
 // p7 holds when, after the second sweep, none of the entries where the
 // supervisor keeps its workloads' state (Roots.State: runc's state dir of
 // a container, a shim's socket or fifos, refsup's sessions and locks) is

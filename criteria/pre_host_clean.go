@@ -169,6 +169,8 @@ func leftovers(s snapshots.Snapshot, r snapshots.Roots) (bad, gaps, kept, notes 
 	return bad, gaps, kept, notes
 }
 
+var _ = register(model.PRE, "the host was clean before the window (false: INVALID)", pre)
+
 // pre holds when the preflight snapshot shows nothing of any faultwin run.
 func pre(c *ctx) Result {
 	j := &judge{id: model.PRE}

@@ -8,6 +8,8 @@ import (
 	"faultwin/internal/model"
 )
 
+var _ = register(model.R1, "a fresh run on the same state root works (recovery windows)", r1)
+
 // r1 holds when the host is reusable after the settle and the sweeps: a
 // fresh run on the same state root creates a session, checkpoints it and
 // restores it with its counter continuing, and its own sweep then leaves

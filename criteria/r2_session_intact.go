@@ -6,6 +6,8 @@ import (
 	"faultwin/internal/model"
 )
 
+var _ = register(model.R2, "the captured session is intact, not cold-started (recovery)", r2)
+
 // r2 holds when the captured session came through the death intact rather
 // than cold-started: its init runs, the marker in its environment and in
 // what it writes from memory are the ones from before, its boot nonce (kept

@@ -4,6 +4,8 @@ import (
 	"faultwin/internal/model"
 )
 
+var _ = register(model.R3, "the capture's intent is on disk at every death and gone once it runs (recovery)", r3)
+
 // r3 holds when the capture's intent is on disk at every death (the capture
 // was in flight, and a death in the settle leaves it unsettled), and after
 // the last settle is gone exactly when the session runs: an intent kept

@@ -12,6 +12,8 @@ import (
 // that ends sooner cannot tell a held call from a slow one.
 const otherSlack = 200 * time.Millisecond
 
+var _ = register(model.R4, "the restarted supervisor answers other sessions during its settle (recovery)", r4)
+
 // r4 holds when, during the restarted supervisor's settle, calls to the
 // settling session are answered only once the settle ended, and calls to
 // other sessions are not held until then.

@@ -58,6 +58,11 @@ type Result struct {
 	Judged   bool     `json:"judged"`
 	Summary  string   `json:"summary"`
 	Evidence []string `json:"evidence,omitempty"`
+	// Workaround is the expert step that brought back a workload the
+	// user's own recovery left lost (U1 graded stuck): a bug report's
+	// workaround. Rows recorded before it name it in U1's summary only;
+	// reports/decoded reads it from there for them.
+	Workaround string `json:"workaround,omitempty"`
 }
 
 // Holds reports whether the criterion was judged and is true.
@@ -68,6 +73,25 @@ type Verdict struct {
 	Status  string   `json:"status"`
 	Results []Result `json:"results"`
 	Reason  string   `json:"reason"`
+}
+
+// Outcome is the verdict as an outcome: its status, then the criteria
+// that did not hold. An INVALID or ERROR window measured nothing about
+// the supervisor: only what made it so is kept (F1 for a fault that did
+// not land, PRE for an unclean host), not the other criteria's
+// accidental results.
+func (v Verdict) Outcome() model.Outcome {
+	o := model.Outcome{Status: v.Status}
+	for _, r := range v.Results {
+		if r.Holds() {
+			continue
+		}
+		if v.Status == model.StatusInvalid && r.ID != model.F1 && r.ID != model.PRE {
+			continue
+		}
+		o.False = append(o.False, r.ID)
+	}
+	return o
 }
 
 // Result returns the result with the given id, if the verdict has one.

@@ -9,6 +9,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -39,17 +40,17 @@ func abRows(t *testing.T, window string, control bool, k, n int) []rows.Row {
 func TestCausedOnly(t *testing.T) {
 	baseline := append(abRows(t, "PC1", false, 5, 10), abRows(t, "PC1", true, 5, 10)...)
 	var out bytes.Buffer
-	if err := causedExit(&out, baseline); err != nil {
+	if err := causedExit(&out, decoded.Of(baseline...)); err != nil {
 		t.Fatalf("a baseline-only failure was counted: %v", err)
 	}
 	if !strings.Contains(out.String(), "none caused by the kill") {
 		t.Errorf("the baseline failures were not named: %q", out.String())
 	}
-	if err := exitFor(tallyRows(baseline)); err == nil {
+	if err := exitFor(tallyRows(decoded.Of(baseline...))); err == nil {
 		t.Fatal("without --caused-only the FAIL rows must count")
 	}
 	caused := append(baseline, append(abRows(t, "PC2", false, 10, 10), abRows(t, "PC2", true, 0, 10)...)...)
-	err := causedExit(&bytes.Buffer{}, caused)
+	err := causedExit(&bytes.Buffer{}, decoded.Of(caused...))
 	var se statusExit
 	if !errors.As(err, &se) || se.code != exitFail || !strings.Contains(se.msg, "PC2 P3") || strings.Contains(se.msg, "PC1") {
 		t.Fatalf("a kill-caused failure must count, alone: %v", err)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 	"faultwin/windows/expected"
 	"faultwin/windows/runner"
@@ -51,11 +52,11 @@ func runExpect(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	files := map[string][]rows.Row{}
+	files := map[string][]decoded.Record{}
 	for _, p := range paths {
-		rs, err := rows.Read(p)
+		rs, err := readRecords(p)
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", p, err)
+			return err
 		}
 		files[p] = rs
 	}
@@ -118,11 +119,11 @@ func runDrift(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	var all []rows.Row
+	var all []decoded.Record
 	for _, p := range paths {
-		rs, err := rows.Read(p)
+		rs, err := readRecords(p)
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", p, err)
+			return err
 		}
 		all = append(all, rs...)
 	}
@@ -156,7 +157,16 @@ func runDrift(ctx context.Context, stdout io.Writer, args []string) error {
 	return nil
 }
 
-func windowsIn(rs []rows.Row) int {
+// readRecords reads path's rows, decoded once, without judging them.
+func readRecords(path string) ([]decoded.Record, error) {
+	rs, err := rows.Read(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return decoded.Of(rs...), nil
+}
+
+func windowsIn(rs []decoded.Record) int {
 	ids := map[string]bool{}
 	for _, r := range rs {
 		ids[r.Window.ID] = true

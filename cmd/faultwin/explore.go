@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
-	"faultwin/reports/rows"
 	"faultwin/windows/definitions"
 	"faultwin/windows/runner"
 )
@@ -113,7 +113,7 @@ type explorer struct {
 	repeat int
 	max    int
 	out    io.Writer
-	rows   []rows.Row
+	rows   []decoded.Record
 	class  map[int]string // delay -> class of the instant
 	kills  int
 	t0     time.Time
@@ -144,13 +144,14 @@ func (x *explorer) measure(ctx context.Context, d int) error {
 			return err
 		}
 		x.kills++
-		x.rows = append(x.rows, *row)
+		rec, _ := decoded.Decode(*row)
+		x.rows = append(x.rows, rec)
 		if o.Verdict.Status == model.StatusInvalid || o.Verdict.Status == model.StatusError {
 			if pre, ok := o.Verdict.Result(model.PRE); (ok && !pre.Holds()) || o.Verdict.Status == model.StatusError {
 				return fmt.Errorf("%s: %s %s: the host cannot be measured; clean it (`make sweep`) and explore again", w.ID, o.Verdict.Status, o.Verdict.Reason)
 			}
 		}
-		oc, err := review.OutcomeOf(*row)
+		oc, err := review.OutcomeOf(rec)
 		if err != nil {
 			return err
 		}

@@ -30,8 +30,8 @@ func TestExploreMapsW3(t *testing.T) {
 		}
 	}
 	f := review.ReplayFile(results)
-	if !f.OK() || len(f.Rows) < 3 {
-		t.Fatalf("explore rows do not replay (%d rows): chain %v, diffs %v, seal %+v", len(f.Rows), f.Chain, f.Diffs, f.Seal)
+	if !f.OK() || len(f.Records) < 3 {
+		t.Fatalf("explore rows do not replay (%d rows): chain %v, diffs %v, seal %+v", len(f.Records), f.Chain, f.Diffs, f.Seal)
 	}
 	b, err := os.ReadFile(cand)
 	if err != nil {

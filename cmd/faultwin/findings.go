@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/rows"
 )
@@ -46,13 +47,13 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	var all []rows.Row
+	var all []decoded.Record
 	for _, p := range paths {
 		c, err := rows.VerifyContents(p)
 		if err != nil {
 			return statusExit{exitUnverified, fmt.Sprintf("findings: %s does not verify: %v (faultwin replay names the problem)", p, err)}
 		}
-		all = append(all, c.Rows...)
+		all = append(all, decoded.Of(c.Rows...)...)
 	}
 	var fs2 []findings.Finding
 	for _, f := range findings.Group(all) {
@@ -100,7 +101,7 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 	return nil
 }
 
-func countRows(rs []rows.Row) int {
+func countRows(rs []decoded.Record) int {
 	n := 0
 	for _, r := range rs {
 		if r.Window.ID != "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/render"
 	"faultwin/reports/review"
@@ -103,7 +104,7 @@ func runMerge(ctx context.Context, stdout io.Writer, args []string) error {
 			p.AB = []render.PromAB{{Windows: ab}}
 		}
 		for _, f := range m.Files {
-			p.Files = append(p.Files, render.PromFile{Path: f.Path, Rows: len(f.Rows), ChainOK: f.ReadErr == nil && f.Chain == nil, Seal: f.Seal})
+			p.Files = append(p.Files, render.PromFile{Path: f.Path, Rows: len(f.Records), ChainOK: f.ReadErr == nil && f.Chain == nil, Seal: f.Seal})
 		}
 		if err := writeProm(stdout, "merge", *prom, p); err != nil {
 			return err
@@ -222,8 +223,8 @@ func writeMerge(w io.Writer, m *review.Merge, sums []review.WindowSummary, allow
 			}
 		}
 		last := ""
-		if n := len(f.Rows); n > 0 {
-			last = rows.ShortHash(f.Rows[n-1].Hash)
+		if n := len(f.Records); n > 0 {
+			last = rows.ShortHash(f.Records[n-1].Hash)
 		}
 		seal := review.SealText(f.Seal)
 		if f.ReadErr != nil {
@@ -231,7 +232,7 @@ func writeMerge(w io.Writer, m *review.Merge, sums []review.WindowSummary, allow
 		} else if f.Chain != nil {
 			seal = "CHAIN BROKEN"
 		}
-		ew.printf("| %s | %s | %d | %s | %s |\n", f.Path, joinOr(shards), len(f.Rows), seal, last)
+		ew.printf("| %s | %s | %d | %s | %s |\n", f.Path, joinOr(shards), len(f.Records), seal, last)
 	}
 	return ew.err
 }
@@ -310,11 +311,11 @@ func (e *errw) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
 // mergeAB compares the merged rows' failures with their controls', when
 // any row is a control.
 func mergeAB(m *review.Merge) []review.WindowAB {
-	var rs []rows.Row
+	var rs []decoded.Record
 	for _, r := range m.Rows {
-		rs = append(rs, r.Row)
+		rs = append(rs, r.Record)
 	}
-	if !slices.ContainsFunc(rs, func(r rows.Row) bool { return r.Window.Fault.Disarmed }) {
+	if !slices.ContainsFunc(rs, func(r decoded.Record) bool { return r.Window.Fault.Disarmed }) {
 		return nil
 	}
 	return review.AB(rs, findings.Class)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/rows"
 )
@@ -49,7 +50,7 @@ func writeProm(stdout io.Writer, verb, path string, p render.Prom) error {
 	for i, f := range p.Files {
 		if f.Last == nil {
 			rs, _ := rows.Read(f.Path)
-			p.Files[i].Last = render.LastFinished(rs)
+			p.Files[i].Last = render.LastFinished(decoded.Of(rs...))
 		}
 	}
 	var b bytes.Buffer

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"faultwin/reports/render"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -67,12 +66,13 @@ func runReplay(ctx context.Context, stdout io.Writer, args []string) error {
 	nrows := 0
 	states := map[rows.SealState]int{}
 	var unsealed []string
-	// The files replay as the report's do (render.Load: as many at once
-	// as there are CPUs, each lightened once replayed, since only counts
-	// and differences are printed); they are listed in the order given.
-	for i, lf := range render.Load(paths) {
-		p, f := paths[i], lf.Replay
-		nrows += len(f.Rows)
+	// The files replay as the report's do (as many at once as there are
+	// CPUs, each row judged as it is decoded), but only counts and
+	// differences are printed: no file's records are kept past its
+	// replay. They are listed in the order given.
+	for i, f := range review.ReplayFiles(paths, false) {
+		p := paths[i]
+		nrows += f.N
 		files = append(files, f)
 		states[f.Seal.State]++
 		for _, u := range f.Seal.Unsealed() {

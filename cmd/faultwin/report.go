@@ -139,7 +139,7 @@ func runReport(_ context.Context, stdout io.Writer, args []string) error {
 	}
 	counts := newTally()
 	for _, f := range judged {
-		for _, row := range f.Rows {
+		for _, row := range f.Records {
 			if _, planted := render.MutantOf(f.Path, row); planted {
 				// A bug planted on purpose fails on purpose; it says
 				// nothing of a supervisor's health.
@@ -265,7 +265,7 @@ func reportFormat(format, out string) (string, error) {
 func rowCount(files []render.File) int {
 	n := 0
 	for _, f := range files {
-		n += len(f.Rows)
+		n += len(f.Records)
 	}
 	return n
 }

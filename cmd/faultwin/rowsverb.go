@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -81,7 +82,8 @@ func (f rowFilter) match(r rows.Row) bool {
 		return false
 	}
 	if len(f.criteria) > 0 {
-		failed := review.FailedCriteria(r)
+		rs, _ := decoded.Results(r)
+		failed := review.FailedCriteria(decoded.Record{Row: r, Results: rs})
 		if !slices.ContainsFunc(f.criteria, func(c string) bool { return slices.Contains(failed, c) }) {
 			return false
 		}
@@ -177,14 +179,8 @@ const briefEvidence = 4
 // writeBrief prints r as one line and its failed criteria indented under it.
 func writeBrief(w io.Writer, r rows.Row) {
 	fmt.Fprintf(w, "%s %s %s\n", r.Window.ID, r.Status, r.Reason)
-	var results []struct {
-		ID       string   `json:"id"`
-		Pass     bool     `json:"pass"`
-		Judged   bool     `json:"judged"`
-		Summary  string   `json:"summary"`
-		Evidence []string `json:"evidence"`
-	}
-	if err := json.Unmarshal(r.Criteria, &results); err != nil {
+	results, err := decoded.Results(r)
+	if results == nil && err != nil {
 		fmt.Fprintf(w, "  criteria unreadable: %v\n", err)
 		return
 	}

@@ -15,7 +15,7 @@ import (
 
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
-	"faultwin/reports/rows"
+	"faultwin/reports/decoded"
 	"faultwin/windows/definitions"
 	"faultwin/windows/runner"
 )
@@ -53,7 +53,7 @@ func (t *tally) add(window, status string) {
 }
 
 // tallyRows tallies rs.
-func tallyRows(rs []rows.Row) *tally {
+func tallyRows(rs []decoded.Record) *tally {
 	t := newTally()
 	for _, r := range rs {
 		t.add(r.Window.ID, r.Status)

@@ -11,6 +11,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/render"
 	"faultwin/reports/review"
@@ -196,7 +197,7 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 	} else {
 		fmt.Fprintf(stdout, "soak: %d passes over %d windows, %d rows, appended to %s\n", n, len(s.windows), total, s.Results)
 	}
-	var rs []rows.Row
+	var rs []decoded.Record
 	var passes []int
 	t0 := time.Now()
 	for _, p := range runs {
@@ -227,7 +228,8 @@ func soakShard(ctx context.Context, stdout io.Writer, s *windowSession, n int, s
 			serr := soakEnd(stdout, s, rs, passes, t0)
 			return errors.Join(statusExit{exitError, msg}, serr, s.Seal("stopped: "+msg))
 		}
-		rs = append(rs, *row)
+		rec, _ := decoded.Decode(*row)
+		rs = append(rs, rec)
 		passes = append(passes, p.pass)
 		done := len(rs)
 		eta := time.Duration(float64(time.Since(t0)) / float64(done) * float64(total-done))
@@ -269,7 +271,7 @@ func harnessOutcome(w model.Window, err error) *runner.Outcome {
 }
 
 // soakEnd prints the summary of this soak's rows and returns its exit.
-func soakEnd(stdout io.Writer, s *windowSession, rs []rows.Row, passes []int, t0 time.Time) error {
+func soakEnd(stdout io.Writer, s *windowSession, rs []decoded.Record, passes []int, t0 time.Time) error {
 	fmt.Fprintf(stdout, "\nsoak: %d rows in %s, appended to %s (last hash %s)\n", len(rs),
 		time.Since(t0).Round(time.Second), s.Results, s.Rows.Last())
 	if err := review.WriteSummary(stdout, review.SummarizePasses(rs, passes)); err != nil {
@@ -295,7 +297,7 @@ func soakSummary(stdout io.Writer, args []string, prom string, causedOnly bool) 
 		return err
 	}
 	var pm render.Prom
-	var all []rows.Row
+	var all []decoded.Record
 	var broken []error
 	var unsealed []string
 	for i, p := range paths {
@@ -303,7 +305,7 @@ func soakSummary(stdout io.Writer, args []string, prom string, causedOnly bool) 
 			fmt.Fprintln(stdout)
 		}
 		c, verr := rows.VerifyContents(p)
-		rs := c.Rows
+		rs := decoded.Of(c.Rows...)
 		state := "chain ok"
 		if verr != nil {
 			state = "DOES NOT VERIFY: " + verr.Error()
@@ -330,7 +332,7 @@ func soakSummary(stdout io.Writer, args []string, prom string, causedOnly bool) 
 				return err
 			}
 		}
-		if slices.ContainsFunc(rs, func(r rows.Row) bool { return r.Window.Fault.Disarmed }) {
+		if slices.ContainsFunc(rs, func(r decoded.Record) bool { return r.Window.Fault.Disarmed }) {
 			fmt.Fprintf(stdout, "\n%s: each window's failures against its control's\n", p)
 			ab := review.AB(rs, findings.Class)
 			if err := review.WriteAB(stdout, ab); err != nil {
@@ -368,7 +370,7 @@ func soakSummary(stdout io.Writer, args []string, prom string, causedOnly bool) 
 // causedExit is the exit status counting, of the failures, only those
 // caused by the kill (review.CausedOnly): a harness error still counts,
 // and INVALID rows still say they measured nothing.
-func causedExit(stdout io.Writer, rs []rows.Row) error {
+func causedExit(stdout io.Writer, rs []decoded.Record) error {
 	caused := review.CausedOnly(review.AB(rs, findings.Class))
 	t := tallyRows(rs)
 	switch {
@@ -389,7 +391,7 @@ func causedExit(stdout io.Writer, rs []rows.Row) error {
 	return nil
 }
 
-func maxPass(rs []rows.Row) int {
+func maxPass(rs []decoded.Record) int {
 	p := review.Passes(rs)
 	if len(p) == 0 {
 		return 0

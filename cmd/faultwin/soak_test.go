@@ -125,13 +125,13 @@ func TestSoakNeverStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := review.ReplayFile(s.Results)
-	if !f.OK() || len(f.Rows) != 6 {
-		t.Fatalf("soak rows do not replay: %d rows, read %v chain %v diffs %v seal %+v", len(f.Rows), f.ReadErr, f.Chain, f.Diffs, f.Seal)
+	if !f.OK() || len(f.Records) != 6 {
+		t.Fatalf("soak rows do not replay: %d rows, read %v chain %v diffs %v seal %+v", len(f.Records), f.ReadErr, f.Chain, f.Diffs, f.Seal)
 	}
 	if len(f.Seal.Sessions) != 1 || f.Seal.Sessions[0].Seal.Seal.Note != "" || f.Seal.Sessions[0].Rows != 6 {
 		t.Errorf("seal %+v", f.Seal.Sessions)
 	}
-	if p := review.Passes(f.Rows); fmt.Sprint(p) != "[1 1 2 2 3 3]" {
+	if p := review.Passes(f.Records); fmt.Sprint(p) != "[1 1 2 2 3 3]" {
 		t.Errorf("passes %v", p)
 	}
 }

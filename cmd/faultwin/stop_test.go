@@ -57,8 +57,8 @@ func TestRunStopsOnUncleanHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := review.ReplayFile(s.Results)
-	if !f.OK() || len(f.Rows) != 2 {
-		t.Fatalf("rows: %d (want the 2 windows run), ok %v", len(f.Rows), f.OK())
+	if !f.OK() || len(f.Records) != 2 {
+		t.Fatalf("rows: %d (want the 2 windows run), ok %v", len(f.Records), f.OK())
 	}
 	if note := f.Seal.Sessions[0].Seal.Seal.Note; !strings.Contains(note, "stopped after W4_30: the host was left unclean (1 leftovers); 2 windows not run") {
 		t.Errorf("seal note %q does not say why the rows stop short", note)

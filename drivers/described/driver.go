@@ -226,9 +226,11 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 	}()
 	timer := time.NewTimer(d.timeout())
 	defer timer.Stop()
+	timedOut := false
 	select {
 	case <-d.opDone:
 	case <-timer.C:
+		timedOut = true
 		stuck := hostview.Stuck(cmd.Process.Pid, d.run)
 		killTree(cmd)
 		<-d.opDone
@@ -247,7 +249,7 @@ func (d *Driver) Trigger(ctx context.Context, op string) error {
 		d.result = &r
 	}
 	c := call{What: "operation " + op, Argv: argv, MS: ms(exited), Output: out.String(),
-		Exit: exitCode(cmd.ProcessState), Signal: signalOf(cmd.ProcessState), TimedOut: strings.HasPrefix(d.opNote, "operation still"),
+		Exit: exitCode(cmd.ProcessState), Signal: signalOf(cmd.ProcessState), TimedOut: timedOut,
 		HeldOpen: held}
 	d.calls = append(d.calls, c)
 	d.opCall = model.UserCall{Step: "operation", What: c.What, Argv: c.Argv, Exit: c.Exit, Signal: c.Signal, TimedOut: c.TimedOut,

@@ -1,5 +1,10 @@
 package model
 
+import (
+	"slices"
+	"strings"
+)
+
 // Point is a fault point a driver publishes: where its supervisor can be
 // killed, and what a window must say to arm it there.
 type Point struct {
@@ -82,6 +87,11 @@ type DriverSpec struct {
 	// mounts it makes (refsup's), which O1 and P4 judge; a supervisor
 	// described as data keeps none faultwin can read.
 	Ledger bool
+	// Unjudged are the criteria its windows are not judged by unless
+	// their definitions add them: every other one of CriterionIDs is
+	// (DefaultCriteria), so a new general criterion reaches every window
+	// without a change to any window's file.
+	Unjudged []string
 	// Source is where the spec was described ("drivers/described/supervisors/podman.yaml"),
 	// empty for a driver written in Go.
 	Source string
@@ -95,4 +105,18 @@ func (d DriverSpec) Point(name string) (Point, bool) {
 		}
 	}
 	return Point{}, false
+}
+
+// DefaultCriteria are the criteria a window of d interrupting op is judged
+// by when its definition lists none, in CriterionIDs order: all but d's
+// Unjudged, and the settle's R1..R4 only for a recovery operation.
+func (d DriverSpec) DefaultCriteria(op string) []string {
+	var out []string
+	for _, c := range CriterionIDs {
+		if slices.Contains(d.Unjudged, c) || (strings.HasPrefix(c, "R") && !IsRecovery(op)) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

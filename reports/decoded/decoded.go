@@ -1,86 +1,178 @@
-// Package decoded decodes a row's recorded criteria and keeps, beside a
-// row read from a file, the parts of its input a report reads, so that
-// the replay's one strict decode serves every reader after it: the
-// findings, the landings, the kill maps, the summaries and the cells.
-// Each reader still decodes for itself a row this package holds nothing
-// for (a row built in memory, or one whose input the replay could not
-// decode), exactly as it did.
+// Package decoded is the one reader of rows above the row store: a row's
+// input and recorded criteria are decoded once, strictly as the replay
+// judges them, and every reader after it (the findings, landings, kill
+// maps, summaries, grades, drift, cells and Prometheus) takes the typed
+// Record instead of decoding the row's JSON again.
 package decoded
 
 import (
 	"encoding/json"
 
 	"faultwin/criteria"
+	"faultwin/internal/model"
 	"faultwin/internal/strictjson"
 	"faultwin/reports/rows"
+	"faultwin/snapshots"
 )
 
-type resultsKey struct{}
-
-type results struct {
-	rs  []criteria.Result
-	err error
+// Record is one row decoded once. Its Row keeps the provenance, the
+// window, the verdict as recorded and the host facts; the input's JSON,
+// the recorded criteria's JSON and the logs are not kept (a report reads
+// none of them again, and they are most of a row's bytes).
+type Record struct {
+	rows.Row
+	// Results are the recorded criteria: decoded strictly, or, for an
+	// old row the strict decode refuses (ResultsErr), as encoding/json
+	// decodes them; nil when neither can. Readers share them and must
+	// not change them.
+	Results    []criteria.Result
+	ResultsErr error
+	// Parts are the parts of the input a report reads, decoded
+	// strictly, or as encoding/json decodes them for an old row the
+	// strict decode refuses (InputErr); nil when neither can.
+	Parts    *Parts
+	InputErr error
 }
 
-// Results returns r's recorded criteria decoded strictly, as the replay
-// compares them, decoded once per row read from a file. Callers share the
-// slice and must not change it.
-func Results(r rows.Row) ([]criteria.Result, error) {
-	v := rows.Memo(r, resultsKey{}, func() results {
-		var rs []criteria.Result
-		err := strictjson.Decode(r.Criteria, &rs, "value")
-		return results{rs, err}
-	})
-	return v.rs, v.err
+// Parts are what the report's views read of a row's input: the run's
+// scope, the decoys and the death; of the trace, the points that fired
+// and those of a trigger that never fired (where an external kill
+// landed). A timed window's kill map reads its whole trace and the
+// processes and mounts after the death, which only its records keep.
+type Parts struct {
+	Scope      model.Scope
+	Decoys     snapshots.Decoys
+	Trace      []model.TracePoint
+	Death      model.Death
+	AfterDeath *snapshots.Snapshot
 }
 
-// LenientResults returns what json.Unmarshal(r.Criteria, &rs) gives, the
-// way readers other than the replay decode criteria: the strict decode's
-// when it succeeds (the same values), else json.Unmarshal's own.
-func LenientResults(r rows.Row) ([]criteria.Result, error) {
-	if rs, err := Results(r); err == nil {
-		return rs, nil
+// Decode decodes r once: it returns its Record, and the whole input as
+// the strict decode gives it (nil when it does not decode strictly), for
+// the replay to judge before it is dropped.
+func Decode(r rows.Row) (Record, *criteria.Input) {
+	rec := Record{Row: r}
+	rec.Input, rec.Criteria, rec.Logs, rec.LogsTruncated = nil, nil, nil, nil
+	rec.Results, rec.ResultsErr = Results(r)
+	var in criteria.Input
+	full := &in
+	if err := strictjson.Decode(r.Input, &in, "value"); err != nil {
+		rec.InputErr, full = err, nil
+		in = criteria.Input{}
+		if json.Unmarshal(r.Input, &in) != nil {
+			return rec, nil
+		}
 	}
-	var rs []criteria.Result
-	err := json.Unmarshal(r.Criteria, &rs)
-	return rs, err
+	rec.Parts = parts(r, &in)
+	return rec, full
 }
 
-type inputKey struct{}
-
-// Keep keeps the parts of in, r's input as the replay decoded it
-// strictly, that the report reads: its scope, decoys, trace, death and the
-// snapshot after the death. A strict decode that succeeded gives the
-// values json.Unmarshal gives into any part of criteria.Input.
-func Keep(r rows.Row, in *criteria.Input) {
-	part := criteria.Input{Scope: in.Scope, Decoys: in.Decoys, Trace: in.Trace, Death: in.Death, AfterDeath: in.AfterDeath}
-	rows.Memo(r, inputKey{}, func() *criteria.Input { return &part })
-}
-
-// Input returns the parts of r's input Keep kept, or nil when it kept
-// none: the caller decodes r.Input itself then. Only Scope, Decoys, Trace,
-// Death and AfterDeath are set; callers must not change them.
-func Input(r rows.Row) *criteria.Input {
-	in, _ := rows.Recall[*criteria.Input](r, inputKey{})
-	return in
-}
-
-// Release drops r's Input when Keep kept its parts: every reader that
-// reads r through this package finds them without it. A row whose input
-// the replay could not decode keeps it, for its readers to decode.
-func Release(r *rows.Row) {
-	if Input(*r) != nil {
-		r.DropInput()
+// Results decodes r's recorded criteria alone: strictly, or, when the
+// strict decode refuses them (its error is strictErr), as encoding/json
+// decodes them; nil when neither can. A fact an older row spelt only in
+// prose is read into its field (compat.go).
+func Results(r rows.Row) (rs []criteria.Result, strictErr error) {
+	if strictErr = strictjson.Decode(r.Criteria, &rs, "value"); strictErr != nil {
+		rs = nil
+		if json.Unmarshal(r.Criteria, &rs) != nil {
+			return nil, strictErr
+		}
 	}
+	upgrade(rs)
+	return rs, strictErr
 }
 
-// Lighten drops, from rows that were verified and replayed, what only that
-// needed: every row's logs, and its input where Keep kept its parts (see
-// Release). A report or a replay summary of many soaks then holds no
-// snapshot or CRIU log it will not read again.
-func Lighten(rs []rows.Row) {
-	for i := range rs {
-		rs[i].Logs, rs[i].LogsTruncated = nil, nil
-		Release(&rs[i])
+// Of decodes rows held in memory (a test's, a merge's).
+func Of(rs ...rows.Row) []Record {
+	out := make([]Record, len(rs))
+	for i, r := range rs {
+		out[i], _ = Decode(r)
 	}
+	return out
+}
+
+func parts(r rows.Row, in *criteria.Input) *Parts {
+	p := &Parts{Scope: in.Scope, Decoys: in.Decoys, Death: in.Death}
+	if r.Window.Fault.DelayMS > 0 {
+		// What the kill map reads of it (criteria.OfRun, the CRIU and
+		// mounts left): a pointer into in would keep all of in.
+		a := in.AfterDeath
+		after := snapshots.Snapshot{Label: a.Label, TakenAt: a.TakenAt, Processes: a.Processes, Mounts: a.Mounts,
+			HostNS: a.HostNS, Records: a.Records, Incomplete: a.Incomplete}
+		p.Trace, p.AfterDeath = in.Trace, &after
+		return p
+	}
+	for _, tp := range in.Trace {
+		if tp.Fired || model.NotFired(tp.Note) {
+			p.Trace = append(p.Trace, tp)
+		}
+	}
+	return p
+}
+
+// File is one rows file read once: its records in file order and what
+// its chain and seals say.
+type File struct {
+	Path    string
+	Records []Record
+	Lines   []int // Lines[i] is the 1-based line of Records[i]
+	ReadErr error // the file did not read to its end; Records hold what came before
+	Chain   error // Contents.Verify's error
+	Seal    rows.Sealing
+}
+
+// Read reads path, verifies its chain and seals, and decodes each row
+// once. each, when set, is given each record with the whole input as
+// Decode returns it, before the input is dropped: the replay judges
+// there. A file's rows are held while it is read and verified; each
+// row's input, logs and JSON go as soon as it is decoded, so a reader
+// of many files holds one file's bytes at a time.
+func Read(path string, each func(i int, rec *Record, in *criteria.Input)) File {
+	c, err := rows.ReadContents(path)
+	return fromContents(c, err, each, true)
+}
+
+// FromContents is Read over a file already read, whose rows the caller
+// keeps (a merge writes them again).
+func FromContents(c *rows.Contents, readErr error, each func(i int, rec *Record, in *criteria.Input)) File {
+	return fromContents(c, readErr, each, false)
+}
+
+func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *criteria.Input), drop bool) File {
+	f := File{Path: c.Path, ReadErr: readErr, Chain: c.Verify(), Seal: c.Sealing(), Lines: c.RowLines}
+	f.Records = make([]Record, len(c.Rows))
+	// A soak's rows of one window carry the same definition, and most of
+	// their criteria the same summaries and many the same evidence: the
+	// records share one copy of each.
+	var same interner = map[string]string{}
+	for i, r := range c.Rows {
+		r.Window.Source = same.of(r.Window.Source)
+		rec, in := Decode(r)
+		for j := range rec.Results {
+			res := &rec.Results[j]
+			res.Summary = same.of(res.Summary)
+			for k, e := range res.Evidence {
+				res.Evidence[k] = same.of(e)
+			}
+		}
+		if each != nil {
+			each(i, &rec, in)
+		}
+		f.Records[i] = rec
+		if drop {
+			c.Rows[i] = rows.Row{}
+		}
+	}
+	return f
+}
+
+// interner hands out one copy of each string it is given.
+type interner map[string]string
+
+func (m interner) of(s string) string {
+	if t, ok := m[s]; ok {
+		return t
+	}
+	m[s] = s
+	return s
 }

@@ -8,7 +8,6 @@ package findings
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // Signature is what makes two failures one finding: the supervisor, the
@@ -77,7 +75,7 @@ type Seen struct {
 // Group returns the findings of rs, the most often seen first (then by
 // supervisor, criterion and id). A row that did not FAIL shows none; it
 // counts in Measured when it PASSed.
-func Group(rs []rows.Row) []Finding {
+func Group(rs []decoded.Record) []Finding {
 	by := map[string]*Finding{}
 	measured := map[string]int{}
 	type ctrlKey struct{ window, criterion, class string }
@@ -111,7 +109,7 @@ func Group(rs []rows.Row) []Finding {
 			}
 			f.Seen++
 			f.Rows = append(f.Rows, r.Hash)
-			if w := criteria.StuckStep(res); w != "" && !slices.Contains(f.Workarounds, w) {
+			if w := res.Workaround; w != "" && !slices.Contains(f.Workarounds, w) {
 				f.Workarounds = append(f.Workarounds, w)
 			}
 			for name, v := range r.Host.Versions {
@@ -152,30 +150,22 @@ func Group(rs []rows.Row) []Finding {
 }
 
 // failed are the criteria false in a FAIL row.
-func failed(r rows.Row) []criteria.Result {
+func failed(r decoded.Record) []criteria.Result {
 	if r.Status != model.StatusFail {
 		return nil
 	}
-	results, err := decoded.LenientResults(r)
-	if err != nil {
-		return nil
-	}
 	// A copy: the decoded criteria are shared with the row's other readers.
-	return slices.DeleteFunc(slices.Clone(results), func(res criteria.Result) bool { return !res.Judged || res.Pass })
+	return slices.DeleteFunc(slices.Clone(r.Results), func(res criteria.Result) bool { return !res.Judged || res.Pass })
 }
 
 // where reads the phase the kill landed in (for a point compiled into
 // the supervisor, the point) and the roles it killed.
-func where(r rows.Row) (phase, killed string) {
-	var in struct {
-		Death model.Death `json:"death"`
+func where(r decoded.Record) (phase, killed string) {
+	var death model.Death
+	if r.Parts != nil {
+		death = r.Parts.Death
 	}
-	if kept := decoded.Input(r); kept != nil {
-		in.Death = kept.Death
-	} else {
-		_ = json.Unmarshal(r.Input, &in)
-	}
-	if l := in.Death.Landing; l != nil {
+	if l := death.Landing; l != nil {
 		phase = l.Phase
 	} else {
 		// A compiled-in point lands at itself: the supervisor's own
@@ -183,7 +173,7 @@ func where(r rows.Row) (phase, killed string) {
 		phase = r.Window.Fault.Point
 	}
 	var roles []string
-	for _, v := range in.Death.Victims {
+	for _, v := range death.Victims {
 		if !slices.Contains(roles, v.Role) {
 			roles = append(roles, v.Role)
 		}

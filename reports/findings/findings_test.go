@@ -8,6 +8,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -43,7 +44,7 @@ func TestGroupOnASoak(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v (the checked-in soak this test reads)", file, err)
 	}
-	fs := Group(c.Rows)
+	fs := Group(decoded.Of(c.Rows...))
 	if len(fs) == 0 {
 		t.Fatal("no finding in a soak with FAIL rows")
 	}
@@ -70,7 +71,7 @@ func TestGroupOnASoak(t *testing.T) {
 	}
 	rev := slices.Clone(c.Rows)
 	slices.Reverse(rev)
-	again := Group(rev)
+	again := Group(decoded.Of(rev...))
 	ids := func(fs []Finding) []string {
 		var out []string
 		for _, f := range fs {
@@ -92,7 +93,7 @@ func TestAcrossPhases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := Group(c.Rows)
+	fs := Group(decoded.Of(c.Rows...))
 	across := AcrossPhases(fs)
 	total := 0
 	for _, f := range fs {
@@ -137,7 +138,7 @@ func TestControlsAndWorkarounds(t *testing.T) {
 		row("PR4", true, "PASS"),
 		row("PR4", true, "PASS"),
 	}
-	fs := Group(rs)
+	fs := Group(decoded.Of(rs...))
 	if len(fs) != 2 {
 		t.Fatalf("want the leak and the loss, got %+v", fs)
 	}

@@ -141,7 +141,7 @@ func compareFiles(a, b File) *Comparison {
 
 func sumsByWindow(f File) map[string]review.WindowSummary {
 	out := map[string]review.WindowSummary{}
-	for _, s := range review.Summarize(f.Rows) {
+	for _, s := range review.Summarize(f.Records) {
 		out[s.Window] = s
 	}
 	return out
@@ -164,7 +164,7 @@ func verdicts(f File) map[string]string {
 		counts map[string]int
 	}
 	by := map[string]*tally{}
-	for _, row := range f.Rows {
+	for _, row := range f.Records {
 		t := by[review.SummaryID(row)]
 		if t == nil {
 			t = &tally{counts: map[string]int{}}

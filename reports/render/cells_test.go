@@ -1,11 +1,12 @@
 package render
 
 import (
-	"faultwin/reports/review"
 	"strings"
 	"testing"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
+	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 
@@ -13,12 +14,12 @@ import (
 // finding about the supervisor as shipped; other rows read as before.
 func TestShortTextMarksBugSwitches(t *testing.T) {
 	row := rows.Row{Window: model.Window{ID: "W11"}, Status: model.StatusFail, Run: rows.Run{Bugs: []string{"leak-cgroup"}}}
-	c := newCell(row, 1, "results/mutants/leak-cgroup.jsonl", 2, nil)
+	c := newCell(decoded.Of(row)[0], 1, "results/mutants/leak-cgroup.jsonl", 2, nil)
 	if !strings.HasPrefix(c.Short, "bug switch leak-cgroup: expected FAIL") {
 		t.Fatalf("mutant cell %q does not name its bug switch", c.Short)
 	}
 	row.Run.Bugs = nil
-	if c := newCell(row, 1, "results/windows.jsonl", 2, nil); c.Short != "FAIL" {
+	if c := newCell(decoded.Of(row)[0], 1, "results/windows.jsonl", 2, nil); c.Short != "FAIL" {
 		t.Fatalf("plain cell %q", c.Short)
 	}
 }
@@ -34,8 +35,8 @@ func TestCompareCountsOnlySupportedChanges(t *testing.T) {
 		}
 		return out
 	}
-	a := File{Path: "a", Rows: append(append(rs("W9", model.StatusPass, 10), rs("W8", model.StatusPass, 1)...), rs("W7", model.StatusPass, 5)...)}
-	b := File{Path: "b", Rows: append(append(rs("W9", model.StatusFail, 10), rs("W8", model.StatusFail, 1)...), rs("W6", model.StatusFail, 5)...)}
+	a := File{Path: "a", Records: decoded.Of(append(append(rs("W9", model.StatusPass, 10), rs("W8", model.StatusPass, 1)...), rs("W7", model.StatusPass, 5)...)...)}
+	b := File{Path: "b", Records: decoded.Of(append(append(rs("W9", model.StatusFail, 10), rs("W8", model.StatusFail, 1)...), rs("W6", model.StatusFail, 5)...)...)}
 	c := compareFiles(a, b)
 	if len(c.Changed) != 1 || c.Changed[0].Window != "W9" || c.Within != 1 || c.Same != 0 {
 		t.Fatalf("changed %+v, within %d, same %d: want W9 alone changed, W8 within its intervals", c.Changed, c.Within, c.Same)

@@ -8,5 +8,6 @@ import (
 // FromRows makes a File of rows already in memory, replaying them under
 // the name path.
 func FromRows(path string, rs []rows.Row) File {
-	return File{Path: path, Rows: rs, Replay: review.ReplayRows(path, rs)}
+	f := review.ReplayRows(path, rs)
+	return File{Path: path, Records: f.Records, Replay: f}
 }

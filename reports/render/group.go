@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/review"
-	"faultwin/reports/rows"
 )
 
 // MutantsGroup names the group of the rows of a supervisor run with a
@@ -64,7 +64,7 @@ func (m Mutant) Origin() string {
 // mutant only when its file sits directly in a directory named mutants:
 // there a file is named after its bug switch (control.jsonl: none), and
 // rows written before run.bugs existed say so only through that name.
-func MutantOf(path string, row rows.Row) (Mutant, bool) {
+func MutantOf(path string, row decoded.Record) (Mutant, bool) {
 	if len(row.Run.Bugs) > 0 {
 		return Mutant{Bugs: row.Run.Bugs}, true
 	}
@@ -86,7 +86,7 @@ func MutantOf(path string, row rows.Row) (Mutant, bool) {
 // Supervisor is the driver that ran row: its recorded driver, else the
 // window's, else the default a definition that names none gets. A row cut
 // short at preflight records no driver of its own.
-func Supervisor(row rows.Row) string {
+func Supervisor(row decoded.Record) string {
 	switch {
 	case row.Driver != "":
 		return row.Driver
@@ -230,10 +230,10 @@ func GroupFindings(r *Report, g *Group) []findings.Finding {
 }
 
 // groupRows are the rows of a supervisor's group, the mutants' left out.
-func groupRows(r *Report, g *Group) []rows.Row {
-	var rs []rows.Row
+func groupRows(r *Report, g *Group) []decoded.Record {
+	var rs []decoded.Record
 	for _, f := range r.Files {
-		for _, row := range f.Rows {
+		for _, row := range f.Records {
 			if _, mutant := MutantOf(f.Path, row); !mutant && Supervisor(row) == g.Name {
 				rs = append(rs, row)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/rows"
@@ -113,7 +114,7 @@ func TestMutantOf(t *testing.T) {
 		{"results/mutants/old/leak-cgroup.jsonl", bare, false, ""},
 		{"results/mutants/notes.txt", bare, false, ""},
 	} {
-		m, ok := render.MutantOf(c.path, c.row)
+		m, ok := render.MutantOf(c.path, decoded.Of(c.row)[0])
 		if ok != c.ok || (ok && m.Origin() != c.want) {
 			t.Errorf("MutantOf(%s, bugs %v) = %q %v, want %q %v", c.path, c.row.Run.Bugs, m.Origin(), ok, c.want, c.ok)
 		}
@@ -203,7 +204,7 @@ func TestSupervisorOfARowWithoutDriver(t *testing.T) {
 		{rows.Row{Window: model.Window{Driver: "containerd"}}, "containerd"},
 		{rows.Row{}, model.DefaultDriver},
 	} {
-		if got := render.Supervisor(c.row); got != c.want {
+		if got := render.Supervisor(decoded.Of(c.row)[0]); got != c.want {
 			t.Errorf("Supervisor(driver %q, window's %q) = %q, want %q", c.row.Driver, c.row.Window.Driver, got, c.want)
 		}
 	}

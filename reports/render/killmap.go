@@ -59,7 +59,7 @@ const (
 func killMaps(files []File) []killMapView {
 	var all []review.KillMap
 	for _, f := range files {
-		ms, _ := review.MapKills(f.Rows)
+		ms, _ := review.MapKills(f.Records)
 		all = append(all, ms...)
 	}
 	var out []killMapView

@@ -10,6 +10,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"
@@ -44,7 +45,7 @@ func explored(t *testing.T) []rows.Row {
 }
 
 func TestKillMapInChromium(t *testing.T) {
-	r := render.Build([]render.File{{Path: "explore.jsonl", Rows: explored(t)}}, false)
+	r := render.Build([]render.File{{Path: "explore.jsonl", Records: decoded.Of(explored(t)...)}}, false)
 	path := filepath.Join(t.TempDir(), "map.html")
 	f, err := os.Create(path)
 	if err != nil {

@@ -291,7 +291,7 @@ func (m *mdWriter) files(r *Report) {
 		if n := len(f.Replay.Diffs); n > 0 {
 			replay = "DISAGREES: " + plural(n, "difference", "differences")
 		}
-		m.row(code(f.Path), itoa(len(f.Rows)), chain, f.SealCell(), replay, code(shortHash(f.Replay.Last)))
+		m.row(code(f.Path), itoa(len(f.Records)), chain, f.SealCell(), replay, code(shortHash(f.Replay.Last)))
 	}
 }
 

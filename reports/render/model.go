@@ -16,26 +16,22 @@
 package render
 
 import (
-	"os"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
 	"faultwin/reports/review"
-	"faultwin/reports/rows"
 )
 
 // File is one JSONL file and its replay.
 type File struct {
-	Path   string
-	Rows   []rows.Row
-	Replay review.FileReplay
+	Path    string
+	Records []decoded.Record
+	Replay  review.FileReplay
 }
 
 // SealCell is how the report states the file's seals: "sealed", "legacy",
@@ -64,33 +60,9 @@ func (f File) SealCell() string {
 // is kept with the rows before the bad line; its replay says why.
 func Load(paths []string) []File {
 	out := make([]File, len(paths))
-	// Files replay apart, so as many at once as there are CPUs, the
-	// largest first so that no CPU is left with a large file at the end;
-	// the report keeps the order they were given in.
-	order := make([]int, len(paths))
-	size := make([]int64, len(paths))
-	for i, p := range paths {
-		order[i] = i
-		if st, err := os.Stat(p); err == nil {
-			size[i] = st.Size()
-		}
+	for i, f := range review.ReplayFiles(paths, true) {
+		out[i] = File{Path: paths[i], Records: f.Records, Replay: f}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for _, i := range order {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f := review.ReplayFile(paths[i])
-			// Verified and re-judged: the report reads neither the logs
-			// nor more of the input than the replay kept.
-			decoded.Lighten(f.Rows)
-			out[i] = File{Path: paths[i], Rows: f.Rows, Replay: f}
-		}()
-	}
-	wg.Wait()
 	return out
 }
 
@@ -114,7 +86,7 @@ type Cell struct {
 	Run     int
 	File    string
 	Line    int // 1-based row number in File
-	Row     rows.Row
+	Row     decoded.Record
 	Status  string
 	Short   string // the cell's text: "FAIL: P1 (pid 4242 …)"
 	Failed  []string
@@ -175,10 +147,10 @@ func Build(files []File, compare bool) *Report {
 		for _, d := range f.Replay.Diffs {
 			diffs[d.Row] = append(diffs[d.Row], d)
 		}
-		passes := review.Passes(f.Rows)
+		passes := review.Passes(f.Records)
 		first := len(r.Runs)
 		var loads [][]float64
-		for i, row := range f.Rows {
+		for i, row := range f.Records {
 			k := first + passes[i] - 1
 			if k == len(r.Runs) {
 				r.Runs = append(r.Runs, Run{N: k + 1, File: f.Path, Pass: passes[i], Commit: row.Run.Commit,
@@ -213,9 +185,9 @@ func Build(files []File, compare bool) *Report {
 	}
 	sort.Slice(r.Windows, func(i, j int) bool { return model.CompareIDs(r.Windows[i], r.Windows[j]) < 0 })
 	r.Groups = groups.done()
-	var every []rows.Row
+	var every []decoded.Record
 	for _, f := range files {
-		every = append(every, f.Rows...)
+		every = append(every, f.Records...)
 	}
 	var errs []error
 	r.Landings, errs = review.Landings(every)
@@ -231,7 +203,7 @@ func Build(files []File, compare bool) *Report {
 // problems collects what makes a file's evidence untrustworthy.
 func (r *Report) problems(f File) {
 	if f.Replay.ReadErr != nil {
-		r.Problems = append(r.Problems, "unreadable past row "+itoa(len(f.Rows))+": "+f.Replay.ReadErr.Error())
+		r.Problems = append(r.Problems, "unreadable past row "+itoa(len(f.Records))+": "+f.Replay.ReadErr.Error())
 	}
 	if f.Replay.Chain != nil {
 		r.Problems = append(r.Problems, f.Replay.Chain.Error())
@@ -250,9 +222,9 @@ type groupSummary struct {
 // first appear in f.
 func fileSummaries(f File) []groupSummary {
 	var order []string
-	by := map[string][]rows.Row{}
+	by := map[string][]decoded.Record{}
 	labels := map[string][]string{}
-	for _, row := range f.Rows {
+	for _, row := range f.Records {
 		g := Supervisor(row)
 		if m, ok := MutantOf(f.Path, row); ok {
 			g = MutantsGroup
@@ -277,16 +249,14 @@ func fileSummaries(f File) []groupSummary {
 	return out
 }
 
-func newCell(row rows.Row, run int, file string, line int, diffs []review.Difference) Cell {
+func newCell(row decoded.Record, run int, file string, line int, diffs []review.Difference) Cell {
 	w := review.SummaryID(row)
 	c := Cell{ID: "d-" + itoa(run) + "-" + strings.ReplaceAll(w, " ", "-"), Window: w, Run: run, File: file, Line: line,
 		Row: row, Status: row.Status, Diffs: diffs, Group: Supervisor(row)}
 	if m, ok := MutantOf(file, row); ok {
 		c.Mutant, c.Group = &m, MutantsGroup
 	}
-	if rs, err := decoded.LenientResults(row); err == nil {
-		c.Results = rs
-	}
+	c.Results = row.Results
 	c.Failed = review.FailedCriteria(row)
 	c.Short = shortText(c)
 	return c

@@ -4,32 +4,23 @@ import (
 	"slices"
 	"strings"
 
+	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
-	"faultwin/reports/rows"
 )
 
-// Legend says, in one line each, what every criterion asks; a report
-// prints it beside its maps (docs/criteria.md says it at length).
-var Legend = []struct{ ID, Text string }{
-	{model.PRE, "the host was clean before the window (false: INVALID)"},
-	{model.F1, "the fault fired where the window names, and what it killed died of SIGKILL (false: INVALID)"},
-	{model.O1, "every mount under the run's dirs was in the ledger before the sweep"},
-	{model.P1, "no process of the run, and no CRIU, is left after the sweeps"},
-	{model.P2, "no mount of the run is left"},
-	{model.P3, "no link, nft table, cgroup or X11 socket of the run is left"},
-	{model.P4, "the ledger is gone"},
-	{model.P5, "nothing the run does not own (the decoys) was touched"},
-	{model.P6, "a second sweep does nothing"},
-	{model.P7, "no entry of the supervisor's own state of the run is left"},
-	{model.H1, "host settings are back as they were"},
-	{model.R1, "a fresh run on the same state root works (recovery windows)"},
-	{model.R2, "the captured session is intact, not cold-started (recovery)"},
-	{model.R3, "the capture's intent is on disk at every death and gone once it runs (recovery)"},
-	{model.R4, "the restarted supervisor answers other sessions during its settle (recovery)"},
-	{model.U1, "the user's workload is where they can go on: kept or recovered; stuck (only an expert step) and lost are false"},
-	{model.U2, "every call of the user's recovery, and the interrupted one, returned within its bound"},
-	{model.U3, "what the supervisor reports running is what the host shows"},
+// Legend says, in one line each, what every criterion asks, as the
+// criterion registered it; a report prints it beside its maps
+// (docs/criteria.md says it at length).
+var Legend = legend()
+
+func legend() []struct{ ID, Text string } {
+	var out []struct{ ID, Text string }
+	for _, c := range criteria.Registered() {
+		out = append(out, struct{ ID, Text string }{c.ID, c.Legend})
+	}
+	return out
 }
 
 // UnregisteredRule explains "(unregistered)" beside a window.
@@ -110,7 +101,7 @@ func rank(status string) int {
 // (a supervisor's k/N and interval per window, not per file), in the
 // group's window order.
 func GroupSummaries(r *Report, g *Group) []review.WindowSummary {
-	var rs []rows.Row
+	var rs []decoded.Record
 	for _, n := range g.Runs {
 		for _, id := range g.Windows {
 			if c, ok := r.HasCell(g, id, n); ok {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -75,7 +76,7 @@ type PromFile struct {
 // LastFinished is, per driver, the latest Run.Finished of rs; rows with no
 // finish time are left out. A row's driver is the one the window series
 // name (review.Summarize's): the row's, else its window's, else refsup.
-func LastFinished(rs []rows.Row) map[string]time.Time {
+func LastFinished(rs []decoded.Record) map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, r := range rs {
 		d := cmp.Or(r.Driver, r.Window.Driver, model.DefaultDriver)

@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"faultwin/reports/render/promtest"
 	"math"
 	"sort"
 	"strings"
@@ -12,8 +11,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/render"
+	"faultwin/reports/render/promtest"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
@@ -72,7 +73,7 @@ func TestPrometheus(t *testing.T) {
 		replaytest.Input(replaytest.W3NotFired),                          // W3_250: INVALID
 		replaytest.Errored(replaytest.As(pass, "W3_30"), "runner: boom"), // W3_30: ERROR
 	)
-	sums := review.Summarize(rs)
+	sums := review.Summarize(decoded.Of(rs...))
 	file := "out/we\"ird\\name\n.jsonl"
 	unfinished := rows.Sealing{State: rows.Sealed, Sessions: []rows.Session{
 		{Seal: &rows.Marker{Seal: &rows.SealMark{End: rows.EndClosed}}},
@@ -83,7 +84,7 @@ func TestPrometheus(t *testing.T) {
 		Windows: []render.PromWindows{{File: file, Sums: sums}},
 		Files: []render.PromFile{
 			{Path: file, Rows: len(rs), ChainOK: true, Seal: rows.Sealing{State: rows.Sealed, Sessions: []rows.Session{{Seal: &rows.Marker{Seal: &rows.SealMark{End: rows.EndClosed}}}}},
-				Last: render.LastFinished(rs)},
+				Last: render.LastFinished(decoded.Of(rs...))},
 			{Path: "legacy.jsonl", Rows: 23, ChainOK: true, Seal: rows.Sealing{State: rows.Legacy, LegacyRows: 23}},
 			{Path: "cut.jsonl", Rows: 4, ChainOK: false, Seal: rows.Sealing{State: rows.Unsealed, Sessions: []rows.Session{{Rows: 4}}}},
 			{Path: "died.jsonl", Rows: 2, ChainOK: true, Seal: unfinished},
@@ -155,12 +156,12 @@ func TestPrometheus(t *testing.T) {
 func TestPrometheusMerge(t *testing.T) {
 	rs := rowsOf("d25cf84aa", t0, 0.4, replaytest.Input(replaytest.W4Pass))
 	later := rowsOf("d25cf84aa", t0.Add(time.Hour), 0.4, replaytest.Input(replaytest.W4Pass))
-	sums := review.Summarize(append(rs, later...))
+	sums := review.Summarize(decoded.Of(append(rs, later...)...))
 	var b bytes.Buffer
 	if err := render.Prometheus(&b, render.Prom{Windows: []render.PromWindows{{Sums: sums}}, Merge: &render.PromMerge{Problems: 2, Mixed: 1},
 		Files: []render.PromFile{
-			{Path: "/results/faultwin-soak-x7k2p/results-shard-1.jsonl", Rows: 1, Seal: shardSealing(1, 2), Last: render.LastFinished(later)},
-			{Path: "/results/faultwin-soak-x7k2p/results-shard-2.jsonl", Rows: 1, Seal: shardSealing(2, 2), Last: render.LastFinished(rs)},
+			{Path: "/results/faultwin-soak-x7k2p/results-shard-1.jsonl", Rows: 1, Seal: shardSealing(1, 2), Last: render.LastFinished(decoded.Of(later...))},
+			{Path: "/results/faultwin-soak-x7k2p/results-shard-2.jsonl", Rows: 1, Seal: shardSealing(2, 2), Last: render.LastFinished(decoded.Of(rs...))},
 		}}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +188,9 @@ func TestPrometheusAB(t *testing.T) {
 			rs = append(rs, r)
 		}
 	}
-	ab := review.AB(rs, findings.Class)
+	ab := review.AB(decoded.Of(rs...), findings.Class)
 	var b bytes.Buffer
-	if err := render.Prometheus(&b, render.Prom{Windows: []render.PromWindows{{Sums: review.Summarize(rs)}}, AB: []render.PromAB{{Windows: ab}}}); err != nil {
+	if err := render.Prometheus(&b, render.Prom{Windows: []render.PromWindows{{Sums: review.Summarize(decoded.Of(rs...))}}, AB: []render.PromAB{{Windows: ab}}}); err != nil {
 		t.Fatal(err)
 	}
 	got := parseProm(t, b.Bytes())
@@ -243,10 +244,10 @@ func TestPrometheusShards(t *testing.T) {
 	p1, p2 := "/results/faultwin-soak-x7k2p/results-shard-1.jsonl", "/results/faultwin-soak-x7k2p/results-shard-2.jsonl"
 	var b bytes.Buffer
 	err := render.Prometheus(&b, render.Prom{
-		Windows: []render.PromWindows{{File: p1, Sums: review.Summarize(r1)}, {File: p2, Sums: review.Summarize(r2)}},
+		Windows: []render.PromWindows{{File: p1, Sums: review.Summarize(decoded.Of(r1...))}, {File: p2, Sums: review.Summarize(decoded.Of(r2...))}},
 		Files: []render.PromFile{
-			{Path: p1, Rows: 2, ChainOK: true, Seal: shardSealing(1, 2), Last: render.LastFinished(r1)},
-			{Path: p2, Rows: 1, ChainOK: true, Seal: shardSealing(2, 2), Last: render.LastFinished(r2)},
+			{Path: p1, Rows: 2, ChainOK: true, Seal: shardSealing(1, 2), Last: render.LastFinished(decoded.Of(r1...))},
+			{Path: p2, Rows: 1, ChainOK: true, Seal: shardSealing(2, 2), Last: render.LastFinished(decoded.Of(r2...))},
 		},
 	})
 	if err != nil {
@@ -269,7 +270,7 @@ func TestPrometheusShards(t *testing.T) {
 // nothing is written: two unsharded files summarised apart, two files of
 // one shard, two files of one base name.
 func TestPrometheusAmbiguous(t *testing.T) {
-	sums := review.Summarize(rowsOf("d25cf84aa", t0, 0.4, replaytest.Input(replaytest.W4Pass)))
+	sums := review.Summarize(decoded.Of(rowsOf("d25cf84aa", t0, 0.4, replaytest.Input(replaytest.W4Pass))...))
 	for name, p := range map[string]render.Prom{
 		"unsharded": {Windows: []render.PromWindows{{File: "a/soak.jsonl", Sums: sums}, {File: "b.jsonl", Sums: sums}},
 			Files: []render.PromFile{{Path: "a/soak.jsonl"}, {Path: "b.jsonl"}}},

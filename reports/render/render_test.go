@@ -11,6 +11,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/render"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/rows"
@@ -24,6 +25,13 @@ var t0 = time.Date(2026, 10, 24, 10, 33, 52, 0, time.UTC)
 // back, under the display name path.
 func written(t *testing.T, path string, rs []rows.Row) render.File {
 	t.Helper()
+	return render.FromRows(path, writtenRows(t, rs))
+}
+
+// writtenRows chains rows through the real Writer and returns them as
+// read back.
+func writtenRows(t *testing.T, rs []rows.Row) []rows.Row {
+	t.Helper()
 	tmp := filepath.Join(t.TempDir(), "rows.jsonl")
 	if _, err := replaytest.Write(tmp, rs...); err != nil {
 		t.Fatal(err)
@@ -32,7 +40,7 @@ func written(t *testing.T, path string, rs []rows.Row) render.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return render.FromRows(path, back)
+	return back
 }
 
 func rowsOf(commit string, start time.Time, load float64, ins ...criteria.Input) []rows.Row {
@@ -46,13 +54,17 @@ func rowsOf(commit string, start time.Time, load float64, ins ...criteria.Input)
 // run1 and run3: W4_30's restorer survived in run 1
 // and passed after the fix; W5 failed H1 in run 1.
 func run1(t *testing.T) render.File {
+	return written(t, "results/run1.jsonl", run1Rows())
+}
+
+func run1Rows() []rows.Row {
 	pass := replaytest.Input(replaytest.W4Pass)
-	return written(t, "results/run1.jsonl", rowsOf("d25cf84aa", t0, 0.4,
+	return rowsOf("d25cf84aa", t0, 0.4,
 		replaytest.Input(replaytest.W1Leftover),
 		replaytest.As(pass, "W3_30"),
 		replaytest.Input(replaytest.W4Survivor),
 		replaytest.Input(replaytest.W5IPForward),
-	))
+	)
 }
 
 func run3(t *testing.T) render.File {
@@ -141,9 +153,9 @@ func TestMarkdownSoak(t *testing.T) {
 // TestMarkdownTampered: a report of a file whose chain was forged over an
 // edited status must say so, beside the cell and at the top.
 func TestMarkdownTampered(t *testing.T) {
-	f := run1(t)
-	f.Rows[2].Status = model.StatusPass
-	f = render.FromRows(f.Path, replaytest.Reforge(f.Rows))
+	back := writtenRows(t, run1Rows())
+	back[2].Status = model.StatusPass
+	f := render.FromRows("results/run1.jsonl", replaytest.Reforge(back))
 	r := render.Build([]render.File{f}, false)
 	got := markdown(t, r)
 	golden(t, "tampered.md", got)
@@ -210,6 +222,6 @@ func TestMarkdownAgainstControls(t *testing.T) {
 			rs = append(rs, r)
 		}
 	}
-	got := string(markdown(t, render.Build([]render.File{{Path: "results/ab.jsonl", Rows: rs}}, false)))
+	got := string(markdown(t, render.Build([]render.File{{Path: "results/ab.jsonl", Records: decoded.Of(rs...)}}, false)))
 	mustContain(t, got, "### Against the controls", "| W4_30 | P1 | ", "| 10/10 | 0/10 | +1.00 [+0.61, +1.00] | caused by the kill |")
 }

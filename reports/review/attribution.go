@@ -8,7 +8,6 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // Verdict says whether a failure is the kill's doing, judged against the
@@ -97,14 +96,14 @@ type WindowAB struct {
 }
 
 // isControl reads the row's arm in one place, so the field can move.
-func isControl(r rows.Row) bool { return r.Window.Fault.Disarmed }
+func isControl(r decoded.Record) bool { return r.Window.Fault.Disarmed }
 
 // AB compares each window's faulted rows with its control rows, windows in
 // Summarize's order. class names a failure's evidence (the report passes
 // findings.Class, which makes one bug seen twice one class). A control that
 // FAILs is kept: it is the supervisor failing with no fault, which is
 // exactly what a faulted failure must be weighed against.
-func AB(rs []rows.Row, class func(criteria.Result) string) []WindowAB {
+func AB(rs []decoded.Record, class func(criteria.Result) string) []WindowAB {
 	type key struct{ window, criterion, class string }
 	type tally struct {
 		example      string
@@ -130,10 +129,7 @@ func AB(rs []rows.Row, class func(criteria.Result) string) []WindowAB {
 		if r.Status != model.StatusFail {
 			continue
 		}
-		results, err := decoded.LenientResults(r)
-		if err != nil {
-			continue
-		}
+		results := r.Results
 		// Once per row, so K never exceeds N.
 		inRow := map[key]bool{}
 		for _, res := range results {

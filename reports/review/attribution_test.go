@@ -10,6 +10,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
@@ -106,7 +107,7 @@ func TestABVerdicts(t *testing.T) {
 	}
 	for _, c := range cases {
 		rs := append(arm(t, "W3_30", false, c.fk, c.fn), arm(t, "W3_30", true, c.ck, c.cn)...)
-		ws := review.AB(rs, findings.Class)
+		ws := review.AB(decoded.Of(rs...), findings.Class)
 		if len(ws) != 1 || len(ws[0].Attributions) != 1 {
 			t.Fatalf("%s: %+v, want one window with one attribution", c.name, ws)
 		}
@@ -135,7 +136,7 @@ func TestABMoreShrinksAsGapWidens(t *testing.T) {
 	prev := math.MaxInt
 	for _, c := range []struct{ k, more int }{{1, 34}, {2, 11}, {3, 3}} {
 		rs := append(arm(t, "W3_30", false, c.k, 10), arm(t, "W3_30", true, 0, 10)...)
-		a := review.AB(rs, findings.Class)[0].Attributions[0]
+		a := review.AB(decoded.Of(rs...), findings.Class)[0].Attributions[0]
 		if a.Verdict != review.Unseparated || a.More != c.more || a.More >= prev {
 			t.Errorf("fault %d/10 against 0/10: %s, More %d, want %d (the narrower gap's was %d)", c.k, a.Verdict, a.More, c.more, prev)
 		}
@@ -143,7 +144,7 @@ func TestABMoreShrinksAsGapWidens(t *testing.T) {
 	}
 	// One leak in 500 against none in 500 would need more than MoreCap.
 	rs := append(arm(t, "W3_30", false, 1, 500), arm(t, "W3_30", true, 0, 500)...)
-	ws := review.AB(rs, findings.Class)
+	ws := review.AB(decoded.Of(rs...), findings.Class)
 	if a := ws[0].Attributions[0]; a.Verdict != review.Unseparated || a.More != 0 {
 		t.Errorf("1/500 against 0/500: %s, More %d, want unseparated, 0", a.Verdict, a.More)
 	}
@@ -171,7 +172,7 @@ func TestABCounts(t *testing.T) {
 		abRow(t, "W2_30", model.StatusPass, false),
 		abRow(t, "W2", model.StatusPass, true),
 	}
-	ws := review.AB(rs, findings.Class)
+	ws := review.AB(decoded.Of(rs...), findings.Class)
 	var ids []string
 	for _, w := range ws {
 		ids = append(ids, w.Window)
@@ -195,7 +196,7 @@ func TestABCounts(t *testing.T) {
 	}
 	// A class function of the caller's decides what is one failure.
 	byID := func(r criteria.Result) string { return r.ID }
-	if got := review.AB(rs, byID)[2].Attributions[0].Class; got != "P3" {
+	if got := review.AB(decoded.Of(rs...), byID)[2].Attributions[0].Class; got != "P3" {
 		t.Errorf("class by id: %q", got)
 	}
 }
@@ -207,7 +208,7 @@ func TestWriteAB(t *testing.T) {
 	rs = append(rs, arm(t, "W4_30", false, 2, 10)...)
 	rs = append(rs, arm(t, "W4_30", true, 0, 10)...)
 	rs = append(rs, arm(t, "W5_30", false, 3, 10)...)
-	ws := review.AB(rs, findings.Class)
+	ws := review.AB(decoded.Of(rs...), findings.Class)
 	var out bytes.Buffer
 	if err := review.WriteAB(&out, ws); err != nil {
 		t.Fatal(err)

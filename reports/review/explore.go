@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,7 +9,6 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // Kill windows are mapped, not sampled: `faultwin explore` kills a timed
@@ -43,13 +41,16 @@ func (o Outcome) Class() string {
 }
 
 // OutcomeOf reads a row's outcome from its recorded input.
-func OutcomeOf(r rows.Row) (Outcome, error) {
-	var in criteria.Input
-	if kept := decoded.Input(r); kept != nil {
-		in = *kept
-	} else if err := json.Unmarshal(r.Input, &in); err != nil {
-		return Outcome{}, fmt.Errorf("%s: decoding input: %w", r.Window.ID, err)
+func OutcomeOf(r decoded.Record) (Outcome, error) {
+	if r.Parts == nil {
+		return Outcome{}, fmt.Errorf("%s: decoding input: %w", r.Window.ID, r.InputErr)
 	}
+	in := r.Parts
+	if in.AfterDeath == nil {
+		// Only a timed window's record keeps it; no other has a kill map.
+		return Outcome{}, fmt.Errorf("%s: not a timed window: no snapshot after the death kept", r.Window.ID)
+	}
+	after := in.AfterDeath
 	o := Outcome{Landed: "start", Status: r.Status}
 	if l := in.Death.Landing; l != nil {
 		// An external kill's driver observed the operation's phases: the
@@ -73,17 +74,17 @@ func OutcomeOf(r rows.Row) (Outcome, error) {
 			o.Landed = tp.Point
 		}
 	}
-	for _, p := range in.AfterDeath.Processes {
+	for _, p := range after.Processes {
 		if p.Comm == model.CRIUComm && !p.Zombie() && !p.Decoy {
 			o.CRIUAlive = true
 		}
 	}
-	for _, ow := range criteria.OfRun(in.AfterDeath, in.Scope, in.Decoys) {
+	for _, ow := range criteria.OfRun(*after, in.Scope, in.Decoys) {
 		if !ow.Process.Zombie() {
 			o.Alive++
 		}
 	}
-	for _, m := range in.AfterDeath.Mounts {
+	for _, m := range after.Mounts {
 		if !m.Decoy && in.Scope.StateDir != "" && model.Within(m.MountPoint, in.Scope.StateDir) {
 			o.Mounted++
 		}
@@ -118,7 +119,7 @@ type KillMap struct {
 // MapKills groups the rows of timed windows by family and delay. Rows that
 // are not timed, or whose input cannot be read, are left out; errs says
 // which.
-func MapKills(rs []rows.Row) ([]KillMap, []error) {
+func MapKills(rs []decoded.Record) ([]KillMap, []error) {
 	byFam := map[string]map[int]*Instant{}
 	points := map[string]string{}
 	var errs []error

@@ -9,6 +9,7 @@ import (
 	"faultwin/criteria"
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 	"faultwin/snapshots"
 	"faultwin/windows/definitions"
@@ -49,14 +50,14 @@ func TestOutcomeOfLanding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := OutcomeOf(rows.Row{Window: w, Input: b, Status: model.StatusPass})
+	o, err := OutcomeOf(decoded.Of(rows.Row{Window: w, Input: b, Status: model.StatusPass})[0])
 	if err != nil || o.Class() != "after phase runc" {
 		t.Fatalf("class %q (%v), want after phase runc", o.Class(), err)
 	}
 	in.Death.Landing = nil
 	in.Trace = []model.TracePoint{{Point: "appeared conmon"}, {Point: "restore.op", Note: model.NotFiredNote("stopped before the trigger fired")}}
 	b, _ = json.Marshal(in)
-	if o, _ := OutcomeOf(rows.Row{Window: w, Input: b, Status: model.StatusInvalid}); o.Class() != "after the operation's end (no kill)" {
+	if o, _ := OutcomeOf(decoded.Of(rows.Row{Window: w, Input: b, Status: model.StatusInvalid})[0]); o.Class() != "after the operation's end (no kill)" {
 		t.Fatalf("a trigger that never fired is classed %q", o.Class())
 	}
 }
@@ -72,7 +73,7 @@ func TestMapKills(t *testing.T) {
 		kill(t, 90, "restore.after_criu", false, model.StatusPass),
 		{Window: model.Window{ID: "W1", Family: "W1"}, Status: model.StatusPass}, // not timed: left out
 	}
-	maps, errs := MapKills(rs)
+	maps, errs := MapKills(decoded.Of(rs...))
 	if len(errs) != 0 || len(maps) != 1 {
 		t.Fatalf("maps %d, errs %v", len(maps), errs)
 	}
@@ -114,7 +115,7 @@ func TestCandidateLoads(t *testing.T) {
 		kill(t, 100, "restore.after_criu", false, model.StatusPass),
 		kill(t, 110, "restore.after_criu", false, model.StatusPass),
 	}
-	maps, _ := MapKills(rs)
+	maps, _ := MapKills(decoded.Of(rs...))
 	base := rs[0].Window
 	base.Criteria = []string{model.F1, model.O1, model.P1}
 	text := Candidate(maps[0], base, "W3X")

@@ -10,7 +10,6 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // Grades is what the death cost the user in one window's rows, as U1
@@ -27,7 +26,7 @@ type Grades struct {
 
 // GradesOf tallies U1's grades per window (SummaryID: a control apart),
 // in Summarize's order, over the rows that measured (PASS or FAIL).
-func GradesOf(rs []rows.Row) []Grades {
+func GradesOf(rs []decoded.Record) []Grades {
 	by := map[string]*Grades{}
 	var ids []string
 	for _, r := range rs {
@@ -41,7 +40,7 @@ func GradesOf(rs []rows.Row) []Grades {
 			by[id] = g
 			ids = append(ids, id)
 		}
-		results, _ := decoded.LenientResults(r)
+		results := r.Results
 		i := slices.IndexFunc(results, func(x criteria.Result) bool { return x.ID == model.U1 })
 		if i < 0 || !results[i].Judged {
 			g.Ungraded++
@@ -55,7 +54,7 @@ func GradesOf(rs []rows.Row) []Grades {
 			g.Recovered++
 		case model.GradeStuck:
 			g.Stuck++
-			if step := criteria.StuckStep(results[i]); step != "" {
+			if step := results[i].Workaround; step != "" {
 				g.Steps[step]++
 			}
 		case model.GradeLost:

@@ -6,6 +6,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -22,14 +23,14 @@ func TestGradesOf(t *testing.T) {
 		b, _ := json.Marshal(rs)
 		return rows.Row{Window: model.Window{ID: id, Fault: model.Fault{Disarmed: control}}, Status: status, Criteria: b}
 	}
-	gs := review.GradesOf([]rows.Row{
+	gs := review.GradesOf(decoded.Of([]rows.Row{
 		row("PR4", false, "FAIL", "stuck: fw1 does not run on; only the expert step delete-runc-state brought it back"),
 		row("PR4", false, "FAIL", "lost: fw1 does not run on; no expert step brought it back (tried delete-runc-state)"),
 		row("PR4", false, "PASS", "recovered: fw1 is where its user can go on (continue)"),
 		row("PR4", false, "INVALID", "lost: not counted"),
 		row("PR4", true, "PASS", "kept: fw1 is where its user can go on (continue)"),
 		row("PR10", false, "PASS", ""),
-	})
+	}...))
 	got := map[string]string{}
 	for _, g := range gs {
 		got[g.Window] = g.Cell()

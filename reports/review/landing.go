@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // A timed kill from outside lands wherever the target happens to be, and
@@ -45,7 +43,7 @@ const NoPresent = "(not recorded)"
 // (its death names victims, or its trigger never fired) by the state at
 // the kill, windows in natural order. Rows whose input does not decode are
 // returned as errors and left out.
-func Landings(rs []rows.Row) ([]Landing, []error) {
+func Landings(rs []decoded.Record) ([]Landing, []error) {
 	byWindow := map[string]*Landing{}
 	var errs []error
 	for i, r := range rs {
@@ -69,7 +67,7 @@ func Landings(rs []rows.Row) ([]Landing, []error) {
 			at = len(l.States) - 1
 		}
 		l.States[at].Rows++
-		l.States[at].Outcomes[RowOutcome(r)]++
+		l.States[at].Outcomes[RowOutcome(r).String()]++
 	}
 	out := make([]Landing, 0, len(byWindow))
 	for _, l := range byWindow {
@@ -85,28 +83,19 @@ func Landings(rs []rows.Row) ([]Landing, []error) {
 	return out, errs
 }
 
-// RowOutcome is VerdictOutcome read from a recorded row: its status, then
-// the criteria that did not hold (for INVALID, only F1 and PRE).
-func RowOutcome(r rows.Row) string {
-	rs, err := decoded.LenientResults(r)
-	if err != nil {
-		return r.Status
-	}
-	return VerdictOutcome(criteria.Verdict{Status: r.Status, Results: rs})
+// RowOutcome is a recorded row's outcome: its status, then the criteria
+// that did not hold (for INVALID, only F1 and PRE).
+func RowOutcome(r decoded.Record) model.Outcome {
+	return criteria.Verdict{Status: r.Status, Results: r.Results}.Outcome()
 }
 
 // presentAtKill reads, from the fired trace point of an external trigger,
 // the comms of the run's processes present at the kill: "comm ×n" sorted by
 // comm. external is false for a row killed at a point the supervisor armed.
-func presentAtKill(r rows.Row) (present string, external bool, err error) {
-	var in struct {
-		Trace []model.TracePoint `json:"trace"`
-		Death model.Death        `json:"death"`
-	}
-	if kept := decoded.Input(r); kept != nil {
-		in.Trace, in.Death = kept.Trace, kept.Death
-	} else if err := json.Unmarshal(r.Input, &in); err != nil {
-		return "", false, fmt.Errorf("decoding input: %w", err)
+func presentAtKill(r decoded.Record) (present string, external bool, err error) {
+	in := r.Parts
+	if in == nil {
+		return "", false, fmt.Errorf("decoding input: %w", r.InputErr)
 	}
 	external = len(in.Death.Victims) > 0
 	for _, tp := range in.Trace {
@@ -141,22 +130,4 @@ func comms(procs []string) string {
 		}
 	}
 	return strings.Join(names, ", ")
-}
-
-// VerdictOutcome spells a verdict as an outcome ("FAIL P1 P3", "PASS"). An INVALID or ERROR window
-// measured nothing about the supervisor: only what made it so is kept (F1
-// for a fault that did not land, PRE for an unclean host), not the other
-// criteria's accidental results.
-func VerdictOutcome(v criteria.Verdict) string {
-	parts := []string{v.Status}
-	for _, r := range v.Results {
-		if r.Holds() {
-			continue
-		}
-		if v.Status == model.StatusInvalid && r.ID != model.F1 && r.ID != model.PRE {
-			continue
-		}
-		parts = append(parts, r.ID)
-	}
-	return strings.Join(parts, " ")
 }

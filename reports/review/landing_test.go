@@ -8,6 +8,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
@@ -53,7 +54,7 @@ func TestLandings(t *testing.T) {
 		landingRow(t, "PS2_30", "stop.cleanup", "not fired: stopped before the trigger fired", false, model.StatusInvalid, model.F1, model.P3),
 		landingRow(t, "W3_30", "restore.during_criu", "", false, model.StatusPass),
 	}
-	ls, errs := review.Landings(rs)
+	ls, errs := review.Landings(decoded.Of(rs...))
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(ls).To(HaveLen(2), "the armed refsup window is not an external landing")
 	g.Expect(ls[0].Window).To(Equal("PR1_250"))
@@ -69,20 +70,20 @@ func TestLandings(t *testing.T) {
 
 	bad := rs[0]
 	bad.Input = json.RawMessage(`{"trace": 3}`)
-	_, errs = review.Landings([]rows.Row{bad})
+	_, errs = review.Landings(decoded.Of(bad))
 	g.Expect(errs).To(HaveLen(1))
 	g.Expect(errs[0].Error()).To(ContainSubstring("row 1 (PR1_250): decoding input"))
 }
 
 func TestLandingCountsRepeatedComms(t *testing.T) {
 	note := "fired restore.conmon_at_criu (pid 3): conmon pid 3 (conmon) killed, gone; present: conmon 2, podman 4, conmon 3, runc 5, criu 6"
-	ls, _ := review.Landings([]rows.Row{landingRow(t, "PR5", "restore.conmon_at_criu", note, true, model.StatusPass)})
+	ls, _ := review.Landings(decoded.Of(landingRow(t, "PR5", "restore.conmon_at_criu", note, true, model.StatusPass)))
 	if got := ls[0].States[0].Present; got != "conmon ×2, criu, podman, runc" {
 		t.Errorf("present %q", got)
 	}
 }
 
-func TestVerdictOutcome(t *testing.T) {
+func TestOutcomeOfAVerdict(t *testing.T) {
 	res := func(id string, holds bool) criteria.Result {
 		return criteria.Result{ID: id, Judged: true, Pass: holds}
 	}
@@ -96,7 +97,7 @@ func TestVerdictOutcome(t *testing.T) {
 		{criteria.Verdict{Status: "INVALID", Results: []criteria.Result{res("F1", false), res("P1", false)}}, "INVALID F1"},
 		{criteria.Verdict{Status: "FAIL", Results: []criteria.Result{{ID: "P2", Judged: false}}}, "FAIL P2"},
 	} {
-		if got := review.VerdictOutcome(tc.v); got != tc.want {
+		if got := tc.v.Outcome().String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.v, got, tc.want)
 		}
 	}

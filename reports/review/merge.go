@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -23,12 +24,14 @@ import (
 // ShardSession is one shard session of a file: its marker and its rows,
 // each with the pair it stands for.
 type ShardSession struct {
-	Path  string
-	Line  int // the open marker's line
-	Mark  rows.ShardMark
-	Rows  []rows.Row
-	Lines []int  // Lines[i] is the line of Rows[i]
-	Pairs []Pair // Pairs[i] is Rows[i]'s pair; only rows that fit the plan
+	Path string
+	Line int // the open marker's line
+	Mark rows.ShardMark
+	Rows []rows.Row
+	// Records[i] is Rows[i] as its file's replay decoded it.
+	Records []decoded.Record
+	Lines   []int  // Lines[i] is the line of Rows[i]
+	Pairs   []Pair // Pairs[i] is Rows[i]'s pair; only rows that fit the plan
 	// Expected is how many pairs the rule gives the shard.
 	Expected int
 	// Seal: "closed", "unfinished" or "" (unsealed); Note is the seal's note.
@@ -45,6 +48,8 @@ type MergedRow struct {
 	Path  string
 	Line  int
 	Row   rows.Row
+	// Record is Row decoded once, by its file's replay.
+	Record decoded.Record
 }
 
 // Merge is the result of MergeShards.
@@ -137,7 +142,7 @@ func (m *Merge) file(c *rows.Contents, f FileReplay) {
 		if i+1 < len(c.Markers) {
 			end = after(c.Markers[i+1].Line)
 		}
-		s := ShardSession{Path: p, Line: mk.Line, Rows: c.Rows[start:end], Lines: c.RowLines[start:end]}
+		s := ShardSession{Path: p, Line: mk.Line, Rows: c.Rows[start:end], Records: f.Records[start:end], Lines: c.RowLines[start:end]}
 		if i+1 < len(c.Markers) && c.Markers[i+1].Seal != nil {
 			s.Seal, s.Note = c.Markers[i+1].Seal.End, c.Markers[i+1].Seal.Note
 		}
@@ -175,13 +180,13 @@ func (m *Merge) session(s ShardSession) {
 		if i >= len(pairs) {
 			m.problem("%s line %d (shard %s): %s beyond the shard's %s: not merged", s.Path, s.Lines[i], s.Shard(),
 				count(len(s.Rows)-len(pairs), "row"), count(len(pairs), "pair"))
-			s.Rows, s.Lines = s.Rows[:i], s.Lines[:i]
+			s.Rows, s.Records, s.Lines = s.Rows[:i], s.Records[:i], s.Lines[:i]
 			break
 		}
 		if r.Window.ID != pairs[i].Window {
 			m.problem("%s line %d (shard %s): row %d of the shard is %s, the rule gives it %s: this row and the shard's rows after it are not merged",
 				s.Path, s.Lines[i], s.Shard(), i+1, r.Window.ID, pairs[i])
-			s.Rows, s.Lines = s.Rows[:i], s.Lines[:i]
+			s.Rows, s.Records, s.Lines = s.Rows[:i], s.Records[:i], s.Lines[:i]
 			break
 		}
 	}
@@ -233,7 +238,7 @@ func (m *Merge) cover() {
 				m.Duplicates[p] = append(m.Duplicates[p], at)
 				continue
 			}
-			got[j] = &MergedRow{Pair: p, Shard: s.Mark.K, Path: s.Path, Line: s.Lines[i], Row: s.Rows[i]}
+			got[j] = &MergedRow{Pair: p, Shard: s.Mark.K, Path: s.Path, Line: s.Lines[i], Row: s.Rows[i], Record: s.Records[i]}
 		}
 	}
 	for k := 1; k <= m.Plan.N; k++ {
@@ -353,10 +358,10 @@ func (m *Merge) Commits() (commits []string, dirty bool) {
 
 // Summary summarises the merged rows per window, numbered by their pass.
 func (m *Merge) Summary() []WindowSummary {
-	rs := make([]rows.Row, len(m.Rows))
+	rs := make([]decoded.Record, len(m.Rows))
 	passes := make([]int, len(m.Rows))
 	for i, r := range m.Rows {
-		rs[i], passes[i] = r.Row, r.Pass
+		rs[i], passes[i] = r.Record, r.Pass
 	}
 	return SummarizePasses(rs, passes)
 }
@@ -421,7 +426,7 @@ func addOnce(l []string, v string) []string {
 
 // SummarizePasses is Summarize with each row's pass given (a shard's rows,
 // or a merge's, are not numbered by their file order as Passes does).
-func SummarizePasses(rs []rows.Row, passes []int) []WindowSummary {
+func SummarizePasses(rs []decoded.Record, passes []int) []WindowSummary {
 	sums := Summarize(rs)
 	at := map[string]int{}
 	for i, s := range sums {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"sort"
+	"sync"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
-	"faultwin/internal/strictjson"
 	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
@@ -53,9 +55,10 @@ type WindowReplay struct {
 // FileReplay is the replay of one JSONL file.
 type FileReplay struct {
 	Path    string
-	Rows    []rows.Row // the window rows; open and seal markers are not rows
-	ReadErr error      // the file could not be read to its end; Rows holds what came before
-	Chain   error      // the hash chain is broken (a row or marker edited, removed, inserted or moved)
+	Records []decoded.Record // the window rows, decoded once; open and seal markers are not rows
+	N       int              // how many rows were read (Records may have been let go: ReplayFiles)
+	ReadErr error            // the file could not be read to its end; Records hold what came before
+	Chain   error            // the hash chain is broken (a row or marker edited, removed, inserted or moved)
 	Diffs   []Difference
 	Windows []WindowReplay // in natural window order
 	Last    string         // Hash of the last row: compare with a copy kept elsewhere
@@ -75,18 +78,61 @@ func (f FileReplay) OK() bool {
 
 // ReplayFile reads path and replays every row it holds, checking its chain,
 // markers included, and its seals. It needs no root and reads nothing but
-// path: the rows carry all the evidence.
+// path: the rows carry all the evidence. Each row is judged as it is
+// decoded, and only its Record is kept.
 func ReplayFile(path string) FileReplay {
-	c, err := rows.ReadContents(path)
-	f := ReplayContents(c)
-	f.ReadErr = err
+	var ds [][]Difference
+	df := decoded.Read(path, func(i int, rec *decoded.Record, in *criteria.Input) {
+		ds = append(ds, judge(rec, in))
+	})
+	f := replay(df.Path, df.Records, df.Lines, ds, df.Chain)
+	f.ReadErr, f.Seal = df.ReadErr, df.Seal
 	return f
 }
 
-// ReplayContents replays a file as read by rows.ReadContents.
+// ReplayFiles replays each path, as many at once as there are CPUs, the
+// largest first so that no CPU is left with a large file at the end, and
+// returns them in the order given. Without keep, each file's records go
+// once it is replayed: a replay of many files holds one file's at a time
+// per CPU, and prints only counts and differences.
+func ReplayFiles(paths []string, keep bool) []FileReplay {
+	out := make([]FileReplay, len(paths))
+	order := make([]int, len(paths))
+	size := make([]int64, len(paths))
+	for i, p := range paths {
+		order[i] = i
+		if st, err := os.Stat(p); err == nil {
+			size[i] = st.Size()
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, i := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f := ReplayFile(paths[i])
+			if !keep {
+				f.Records = nil
+			}
+			out[i] = f
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// ReplayContents replays a file as read by rows.ReadContents, leaving its
+// rows to the caller.
 func ReplayContents(c *rows.Contents) FileReplay {
-	f := replay(c.Path, c.Rows, c.RowLines, c.Verify())
-	f.Seal = c.Sealing()
+	var ds [][]Difference
+	df := decoded.FromContents(c, nil, func(i int, rec *decoded.Record, in *criteria.Input) {
+		ds = append(ds, judge(rec, in))
+	})
+	f := replay(df.Path, df.Records, df.Lines, ds, df.Chain)
+	f.Seal = df.Seal
 	return f
 }
 
@@ -94,12 +140,19 @@ func ReplayContents(c *rows.Contents) FileReplay {
 // markers: the rows' chain is checked, the seals are not. A broken chain
 // does not stop the re-judging: the differences say what the edit changed.
 func ReplayRows(path string, rs []rows.Row) FileReplay {
-	return replay(path, rs, nil, rows.VerifyChain(rs))
+	recs := make([]decoded.Record, len(rs))
+	ds := make([][]Difference, len(rs))
+	for i, r := range rs {
+		rec, in := decoded.Decode(r)
+		recs[i], ds[i] = rec, judge(&rec, in)
+	}
+	return replay(path, recs, nil, ds, rows.VerifyChain(rs))
 }
 
-// replay re-judges rs (at lines, if known) with the chain's verdict.
-func replay(path string, rs []rows.Row, lines []int, chain error) FileReplay {
-	f := FileReplay{Path: path, Rows: rs}
+// replay files the differences ds[i] of each record rs[i] (at lines, if
+// known) with the chain's verdict.
+func replay(path string, rs []decoded.Record, lines []int, ds [][]Difference, chain error) FileReplay {
+	f := FileReplay{Path: path, Records: rs, N: len(rs)}
 	if chain != nil {
 		var ce *rows.ChainError
 		if errors.As(chain, &ce) {
@@ -123,7 +176,7 @@ func replay(path string, rs []rows.Row, lines []int, chain error) FileReplay {
 		if !r.Registration.Registered {
 			w.Unregistered++
 		}
-		for _, d := range ReplayRow(r) {
+		for _, d := range ds[i] {
 			d.File, d.Row, d.Window = path, i+1, r.Window.ID
 			if i < len(lines) {
 				d.Line = lines[i]
@@ -149,6 +202,13 @@ func replay(path string, rs []rows.Row, lines []int, chain error) FileReplay {
 // status, the reason and each criterion's pass, judged, summary and
 // evidence against what criteria.Evaluate gives for the stored input.
 func ReplayRow(r rows.Row) []Difference {
+	rec, in := decoded.Decode(r)
+	return judge(&rec, in)
+}
+
+// judge is ReplayRow over a row decoded once: in is its whole input, nil
+// when it did not decode strictly.
+func judge(r *decoded.Record, in *criteria.Input) []Difference {
 	var ds []Difference
 	add := func(crit, format string, a ...any) {
 		ds = append(ds, Difference{Criterion: crit, Detail: fmt.Sprintf(format, a...)})
@@ -156,24 +216,22 @@ func ReplayRow(r rows.Row) []Difference {
 	if h := model.HashSource(r.Window.Source); h != r.Window.Hash {
 		add("", "window definition hash %s does not match its source (%s): the definition was edited after the run", rows.ShortHash(r.Window.Hash), rows.ShortHash(h))
 	}
-	var in criteria.Input
-	if err := strictjson.Decode(r.Input, &in, "value"); err != nil {
-		add("", "input does not decode as the criteria's input: %v", err)
+	if in == nil {
+		add("", "input does not decode as the criteria's input: %v", r.InputErr)
 		return ds
 	}
-	decoded.Keep(r, &in) // the report's readers take their parts from here
 	if !sameJSON(in.Window, r.Window) {
 		add("", "the input's window (hash %s) is not the row's window (hash %s)", rows.ShortHash(in.Window.Hash), rows.ShortHash(r.Window.Hash))
 	}
 	if !sameJSON(in.Scope, r.Scope) {
 		add("", "the input's scope (run %q) is not the row's scope (run %q)", in.Scope.Run, r.Scope.Run)
 	}
-	recorded, err := decoded.Results(r)
-	if err != nil {
-		add("", "recorded criteria do not decode: %v", err)
+	recorded := r.Results
+	if r.ResultsErr != nil {
+		add("", "recorded criteria do not decode: %v", r.ResultsErr)
 		recorded = nil
 	}
-	v := criteria.Evaluate(in)
+	v := criteria.Evaluate(*in)
 	if r.Status != v.Status {
 		add("", "status recorded %s, recomputed %s", r.Status, v.Status)
 	}

@@ -62,6 +62,9 @@ func compareResult(r, n criteria.Result) []resultDiff {
 	if d := evidenceDiff(r.Evidence, n.Evidence); d != "" {
 		out = append(out, resultDiff{n.ID, d})
 	}
+	if r.Workaround != n.Workaround {
+		out = append(out, resultDiff{n.ID, fmt.Sprintf("workaround recorded %q, recomputed %q", r.Workaround, n.Workaround)})
+	}
 	return out
 }
 

@@ -88,8 +88,8 @@ func TestReplayTwoSessions(t *testing.T) {
 		t.Fatal("the second session's row does not chain to the first's last row")
 	}
 	f := review.ReplayFile(path)
-	if !f.OK() || f.Seal.State != rows.Sealed || len(f.Seal.Sessions) != 2 || len(f.Rows) != 5 {
-		t.Fatalf("ok %v chain %v seal %+v rows %d", f.OK(), f.Chain, f.Seal, len(f.Rows))
+	if !f.OK() || f.Seal.State != rows.Sealed || len(f.Seal.Sessions) != 2 || len(f.Records) != 5 {
+		t.Fatalf("ok %v chain %v seal %+v rows %d", f.OK(), f.Chain, f.Seal, len(f.Records))
 	}
 	out, _ := replayText(t, f)
 	contains(t, out, "run1.jsonl: 5 rows, chain ok, sealed (2 sessions), last hash "+more[0].Hash[:12])
@@ -168,10 +168,10 @@ func TestMarkersAreNotWindows(t *testing.T) {
 	path, rs := pass1(t)
 	replaytest.Write(path, rs[0]) // a second session: open, row, seal
 	f := review.ReplayFile(path)
-	if len(f.Rows) != 5 {
-		t.Fatalf("%d rows", len(f.Rows))
+	if len(f.Records) != 5 {
+		t.Fatalf("%d rows", len(f.Records))
 	}
-	sums := review.Summarize(f.Rows)
+	sums := review.Summarize(f.Records)
 	n := 0
 	for _, s := range sums {
 		n += s.Rows

@@ -111,8 +111,8 @@ func TestReplayCleanFileAgrees(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, out.String())
 		}
 	}
-	if f.Seal.State != rows.Sealed || len(f.Seal.Sessions) != 1 || len(f.Rows) != 4 {
-		t.Errorf("seal %+v, %d rows (markers are not rows)", f.Seal, len(f.Rows))
+	if f.Seal.State != rows.Sealed || len(f.Seal.Sessions) != 1 || len(f.Records) != 4 {
+		t.Errorf("seal %+v, %d rows (markers are not rows)", f.Seal, len(f.Records))
 	}
 	if strings.Contains(out.String(), "NO") {
 		t.Errorf("a window disagrees:\n%s", out.String())
@@ -270,8 +270,8 @@ func TestReplayUnreadableTail(t *testing.T) {
 	fh.WriteString(`{"schema":1,"window":{"id":"W`)
 	fh.Close()
 	f := review.ReplayFile(path)
-	if f.OK() || f.ReadErr == nil || len(f.Rows) != 4 {
-		t.Fatalf("partial last line: ok=%v err=%v rows=%d", f.OK(), f.ReadErr, len(f.Rows))
+	if f.OK() || f.ReadErr == nil || len(f.Records) != 4 {
+		t.Fatalf("partial last line: ok=%v err=%v rows=%d", f.OK(), f.ReadErr, len(f.Records))
 	}
 	var out bytes.Buffer
 	if bad, _ := review.WriteReplay(&out, []review.FileReplay{f}); bad != 1 || !strings.Contains(out.String(), "UNREADABLE past row 4") {

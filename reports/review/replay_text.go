@@ -26,7 +26,7 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 		switch {
 		case f.Chain != nil:
 			chain = "CHAIN BROKEN"
-		case f.ReadErr != nil && len(f.Rows) == 0:
+		case f.ReadErr != nil && f.N == 0:
 			// Nothing was read: there is no chain to call good.
 			chain = "NOT ROWS (its first line does not read as a row or a marker)"
 		case f.ReadErr != nil:
@@ -35,7 +35,7 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 		if seal := SealText(f.Seal); seal != "" && f.ReadErr == nil {
 			chain += ", " + seal
 		}
-		ew.printf("%s: %d rows, %s, last hash %s\n", f.Path, len(f.Rows), chain, rows.ShortHash(f.Last))
+		ew.printf("%s: %d rows, %s, last hash %s\n", f.Path, f.N, chain, rows.ShortHash(f.Last))
 		tw := tabwriter.NewWriter(ew, 2, 8, 2, ' ', 0)
 		fmt.Fprintf(tw, "  window\trows\tPASS\tFAIL\tINVALID\tERROR\tagree\n")
 		for _, wr := range f.Windows {
@@ -59,7 +59,7 @@ func WriteReplay(w io.Writer, files []FileReplay) (bad int, err error) {
 		}
 		tw.Flush()
 		if f.ReadErr != nil {
-			ew.printf("%s: UNREADABLE past row %d: %v\n", f.Path, len(f.Rows), f.ReadErr)
+			ew.printf("%s: UNREADABLE past row %d: %v\n", f.Path, f.N, f.ReadErr)
 		}
 		if f.Chain != nil {
 			ew.printf("%v\n", f.Chain)

@@ -7,7 +7,6 @@ import (
 
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
-	"faultwin/reports/rows"
 )
 
 // Z95 is the standard normal quantile of a two-sided 95% interval.
@@ -89,7 +88,7 @@ func SpreadOf(xs []float64) Spread {
 // Summarize groups rows by window, in natural window order (W1 < W2 < ...
 // < W16, then by delay), and counts each status apart. Pass numbers come
 // from Passes, so rows must be in file order.
-func Summarize(rs []rows.Row) []WindowSummary {
+func Summarize(rs []decoded.Record) []WindowSummary {
 	pass := Passes(rs)
 	by := map[string]*WindowSummary{}
 	var loads, secs = map[string][]float64{}, map[string][]float64{}
@@ -145,7 +144,7 @@ const ControlSuffix = " control"
 
 // SummaryID is the row's window id, with ControlSuffix for a control: the
 // two arms of an A/B soak are never one rate.
-func SummaryID(r rows.Row) string {
+func SummaryID(r decoded.Record) string {
 	if isControl(r) {
 		return r.Window.ID + ControlSuffix
 	}
@@ -154,7 +153,7 @@ func SummaryID(r rows.Row) string {
 
 // rowDriver is the driver a row records, else its window's (refsup when
 // the window names none).
-func rowDriver(r rows.Row) string {
+func rowDriver(r decoded.Record) string {
 	switch {
 	case r.Driver != "":
 		return r.Driver
@@ -166,13 +165,9 @@ func rowDriver(r rows.Row) string {
 
 // FailedCriteria returns the ids of the criteria a row records as judged
 // and false, in recorded order; nil if its criteria do not decode.
-func FailedCriteria(r rows.Row) []string {
-	rs, err := decoded.LenientResults(r)
-	if err != nil {
-		return nil
-	}
+func FailedCriteria(r decoded.Record) []string {
 	var ids []string
-	for _, c := range rs {
+	for _, c := range r.Results {
 		if c.Judged && !c.Pass {
 			ids = append(ids, c.ID)
 		}

@@ -1,6 +1,6 @@
 package review
 
-import "faultwin/reports/rows"
+import "faultwin/reports/decoded"
 
 // Passes numbers the passes rows belong to, 1-based, in file order. Rows
 // do not record which invocation wrote them (Run.Started is each window's
@@ -10,7 +10,7 @@ import "faultwin/reports/rows"
 // passes 1..N; successive `faultwin run` invocations appended to one file
 // give one pass each, unless they selected disjoint windows under the same
 // commit, which then read as one pass, as if run together.
-func Passes(rs []rows.Row) []int {
+func Passes(rs []decoded.Record) []int {
 	out := make([]int, len(rs))
 	pass := 0
 	var seen map[string]bool

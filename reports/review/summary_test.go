@@ -9,6 +9,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
@@ -74,12 +75,12 @@ func soakRows() []rows.Row {
 
 func TestPasses(t *testing.T) {
 	rs := soakRows()
-	if got := review.Passes(rs); !equalInts(got, []int{1, 1, 2, 2, 3, 3}) {
+	if got := review.Passes(decoded.Of(rs...)); !equalInts(got, []int{1, 1, 2, 2, 3, 3}) {
 		t.Errorf("soak passes %v", got)
 	}
 	// A new commit starts a new pass even without a repeated window.
 	rs[1].Run.Commit = "8b3bfd2"
-	if got := review.Passes(rs[:3]); !equalInts(got, []int{1, 2, 3}) {
+	if got := review.Passes(decoded.Of(rs[:3]...)); !equalInts(got, []int{1, 2, 3}) {
 		t.Errorf("commit change: %v", got)
 	}
 	if got := review.Passes(nil); len(got) != 0 {
@@ -100,7 +101,7 @@ func equalInts(a, b []int) bool {
 }
 
 func TestSummarize(t *testing.T) {
-	sums := review.Summarize(soakRows())
+	sums := review.Summarize(decoded.Of(soakRows()...))
 	if len(sums) != 2 || sums[0].Window != "W3_30" || sums[1].Window != "W4_30" {
 		t.Fatalf("summaries %+v", sums)
 	}
@@ -126,7 +127,7 @@ func TestSummarize(t *testing.T) {
 	}
 
 	// A window with no measurement has no rate, only its counts.
-	only := review.Summarize(soakRows()[2:3])
+	only := review.Summarize(decoded.Of(soakRows()[2:3]...))
 	if only[0].Measured() != 0 || !math.IsNaN(only[0].Rate()) || only[0].Lo != 0 || only[0].Hi != 1 {
 		t.Errorf("all-INVALID window: %+v", only[0])
 	}
@@ -138,7 +139,7 @@ func TestSummarize(t *testing.T) {
 func TestSummarizeUnknownStatus(t *testing.T) {
 	rs := soakRows()[:1]
 	rs[0].Status = "MAYBE"
-	s := review.Summarize(rs)[0]
+	s := review.Summarize(decoded.Of(rs...))[0]
 	if s.Unknown != 1 || s.Pass != 0 || s.Measured() != 0 {
 		t.Errorf("%+v", s)
 	}
@@ -151,7 +152,7 @@ func TestSummarizeUnknownStatus(t *testing.T) {
 
 func TestWriteSummary(t *testing.T) {
 	var out bytes.Buffer
-	if err := review.WriteSummary(&out, review.Summarize(soakRows())); err != nil {
+	if err := review.WriteSummary(&out, review.Summarize(decoded.Of(soakRows()...))); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()

@@ -13,9 +13,11 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	kflate "github.com/klauspost/compress/flate"
 
 	"faultwin/internal/strictjson"
@@ -212,16 +214,19 @@ func newBlobStore() *blobStore {
 // add decodes a blob line, checks its content against its sha256 and keeps
 // it. A blob met again must hold the same content.
 func (s *blobStore) add(line []byte) error {
-	var b blobLine
-	if err := strictjson.Decode(line, &b, "line's value"); err != nil {
-		return err
+	rec, content, ok := quickBlob(line)
+	if !ok {
+		var b blobLine
+		if err := strictjson.Decode(line, &b, "line's value"); err != nil {
+			return err
+		}
+		rec, content = b.Blob, nil
 	}
-	rec := b.Blob
 	if len(rec.SHA256) != 64 {
 		return fmt.Errorf("blob: sha256 %q is not a sha256", rec.SHA256)
 	}
-	var content []byte
 	switch {
+	case content != nil:
 	case rec.Data != nil && rec.Deflate == "" && rec.Base == "":
 		content = []byte(*rec.Data)
 	case rec.Data == nil && rec.Deflate != "":
@@ -272,6 +277,48 @@ func (s *blobStore) add(line []byte) error {
 		s.prefix[p] = rec.SHA256
 	}
 	return nil
+}
+
+// quickBlob reads a blob of text as Marshal writes its line,
+// {"blob":{"sha256":"…","size":N,"data":"…"}}, without decoding the line
+// as a whole: its data is unquoted straight into the content, which a
+// strict decode would first make a string of. Any other line, and one
+// whose data is not exactly one valid JSON string, is not read here
+// (ok false) and goes through the strict decode, whose result it gives.
+func quickBlob(line []byte) (rec blobRec, content []byte, ok bool) {
+	const head, sizeKey, dataKey = `{"blob":{"sha256":"`, `","size":`, `,"data":`
+	rest, found := bytes.CutPrefix(line, []byte(head))
+	if !found || len(rest) < 64+len(sizeKey) || string(rest[64:64+len(sizeKey)]) != sizeKey {
+		return rec, nil, false
+	}
+	sum := rest[:64]
+	for _, c := range sum {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return rec, nil, false
+		}
+	}
+	rest = rest[64+len(sizeKey):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 15 || (n > 1 && rest[0] == '0') {
+		return rec, nil, false
+	}
+	size, err := strconv.Atoi(string(rest[:n]))
+	if err != nil {
+		return rec, nil, false
+	}
+	data, found := bytes.CutPrefix(rest[n:], []byte(dataKey))
+	if !found || !bytes.HasSuffix(data, []byte(`}}`)) {
+		return rec, nil, false
+	}
+	// AppendUnquote grows its buffer to the quoted length once.
+	content, err = jsontext.AppendUnquote(nil, data[:len(data)-2])
+	if err != nil {
+		return rec, nil, false
+	}
+	return blobRec{SHA256: string(sum), Size: size}, content, true
 }
 
 // expand decodes a compact row line and rebuilds its Row from the blobs.

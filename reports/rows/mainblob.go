@@ -28,7 +28,7 @@ func decodeMain(m []byte, r *Row) error {
 		rest = append(rest, m[crit[1]:]...)
 		if err := strictjson.DecodeUnique(rest, r); err == nil && isNull(r.Input) && isNull(r.Criteria) {
 			// The input is most of m and goes when its readers are done
-			// (DropInput); the criteria are kept as long as the row, so
+			// (reports/decoded); the criteria are kept as long as the row, so
 			// they are copied: the row must not hold all of m for them.
 			r.Input = m[in[0]:in[1]:in[1]]
 			r.Criteria = bytes.Clone(m[crit[0]:crit[1]])

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
@@ -51,17 +52,33 @@ func IsPacked(path string) (bool, error) {
 	return n == 4 && bytes.Equal(b, zstdMagic), nil
 }
 
+// zstdReaders are decoders of packed files not in use.
+var zstdReaders sync.Pool
+
 // readZstd reads a packed file: one zstd stream of whole lines.
 func readZstd(c *Contents, br *bufio.Reader) error {
-	z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
-	if err != nil {
+	z, _ := zstdReaders.Get().(*zstd.Decoder)
+	if z == nil {
+		var err error
+		if z, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20)); err != nil {
+			return err
+		}
+	}
+	if err := z.Reset(br); err != nil {
 		return err
 	}
-	defer z.Close()
+	defer func() {
+		// Let go of br; the decoder's window buffers are kept for the
+		// next packed file, a reader of many of them allocates them once.
+		if z.Reset(nil) == nil {
+			zstdReaders.Put(z)
+		}
+	}()
 	lr := &lineReader{c: c, blobs: newBlobStore()}
 	zr := bufio.NewReaderSize(z, 1<<20)
+	var long []byte
 	for n := 1; ; n++ {
-		line, err := zr.ReadBytes('\n')
+		line, err := nextLine(zr, &long)
 		if errors.Is(err, io.EOF) {
 			if len(line) > 0 {
 				return fmt.Errorf("%s:%d: packed file ends in a partial line (the file was cut)", c.Path, n)

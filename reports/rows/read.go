@@ -57,8 +57,9 @@ func readContents(c *Contents, f io.Reader) error {
 	}
 	lr := &lineReader{c: c, blobs: newBlobStore()}
 	var offset int64
+	var long []byte
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := nextLine(br, &long)
 		if errors.Is(err, io.EOF) {
 			if len(line) > 0 {
 				return fmt.Errorf("%s:%d: partial row without a newline at byte offset %d (an interrupted write)", path, n, offset)
@@ -73,6 +74,22 @@ func readContents(c *Contents, f io.Reader) error {
 			return err
 		}
 	}
+}
+
+// nextLine is br.ReadBytes('\n') without a copy of each line: the line
+// is br's buffer, or *long for a line longer than it, and holds only until
+// the next call. lineReader.line keeps nothing of the bytes it is given.
+func nextLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	*long = append((*long)[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = br.ReadSlice('\n')
+		*long = append(*long, line...)
+	}
+	return *long, err
 }
 
 // readGzip reads a gzip file member by member: each member holds whole
@@ -176,7 +193,6 @@ func (lr *lineReader) line(line []byte, n int) error {
 	if r.Schema != Schema {
 		return fmt.Errorf("%s:%d: row schema %d; this faultwin reads schema %d", path, n, r.Schema, Schema)
 	}
-	r.memo = &memo{}
 	c.Rows = append(c.Rows, r)
 	c.RowLines = append(c.RowLines, n)
 	c.read = append(c.read, asRead{lineHash, r.readKey()})
@@ -226,8 +242,15 @@ type readKey struct {
 }
 
 func (r Row) readKey() readKey {
-	e := r.entry()
-	return readKey{r.Hash, r.Prev, r.Window.ID, r.Window.Hash, r.Status, r.Reason, r.Schema, e.input, e.criteria, e.n, e.k}
+	k := readKey{hash: r.Hash, prev: r.Prev, window: r.Window.ID, windowHash: r.Window.Hash, status: r.Status, reason: r.Reason,
+		schema: r.Schema, n: len(r.Input), k: len(r.Criteria)}
+	if len(r.Input) > 0 {
+		k.input = &r.Input[0]
+	}
+	if len(r.Criteria) > 0 {
+		k.criteria = &r.Criteria[0]
+	}
+	return k
 }
 
 // checkRow checks Rows[i], row n at line, against its hash and prev. A

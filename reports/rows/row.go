@@ -57,8 +57,6 @@ type Row struct {
 	// first); Hash is this row's own. Writer.Append sets both.
 	Prev string `json:"prev"`
 	Hash string `json:"hash"`
-
-	memo *memo // see Memo; set for a row read from a file
 }
 
 // Registration says which commit registered the window's definition and

@@ -142,7 +142,6 @@ func TestPlantedErrorsDoNotValidate(t *testing.T) {
 	}{
 		"unknown window field": {window, "id: W1\noperation: restore\npoint: p\nprecondition: {cold: 1}\ncriteria: [F1]\ndescription: d\ncolour: blue\n"},
 		"delay as text":        {window, "id: W1\noperation: restore\npoint: p\ndelays_ms: [soon]\nprecondition: {cold: 1}\ncriteria: [F1]\ndescription: d\n"},
-		"no criteria":          {window, "id: W1\noperation: restore\npoint: p\nprecondition: {cold: 1}\ndescription: d\n"},
 		"timeout as text":      {desc, "name: x\ntimeout_ms: 30s\n"},
 		"unknown description":  {desc, "name: x\ncomand: [a]\n"},
 	} {

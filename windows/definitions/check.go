@@ -13,6 +13,7 @@ import (
 // crossCheck applies the rules that tie fields together. It runs only on a
 // family whose fields each parsed, so every value here is known to be valid.
 func crossCheck(p *problems, f *family, fields fieldNodes) {
+	f.resolveCriteria(p)
 	pt, _ := f.spec.Point(f.Point)
 	line := func(name string) int {
 		if n := fields[name]; n != nil {

@@ -16,7 +16,7 @@ type Definition struct {
 	LandsIn     LandsIn   `json:"lands_in,omitempty" jsonschema:"description=the phase of the operation the kill must land in (external points) or one per delay"`
 	SecondDeath string    `json:"second_death,omitempty" jsonschema:"description=a recovery window's second death: the settle point of the restarted supervisor"`
 	Pre         PreFields `json:"precondition" jsonschema:"description=what is made before the trigger"`
-	Criteria    []string  `json:"criteria" jsonschema:"minItems=1,uniqueItems=true,description=the criteria judged (F1 among them)"`
+	Criteria    []string  `json:"criteria,omitempty" jsonschema:"minItems=1,uniqueItems=true,description=the criteria judged: absent for the supervisor's own (with R1..R4 for hibernate and save); +X and -X change them; or the whole list (F1 among them)"`
 	Labels      []string  `json:"labels,omitempty" jsonschema:"uniqueItems=true"`
 	Description string    `json:"description" jsonschema:"description=what the window shows"`
 }

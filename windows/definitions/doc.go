@@ -13,10 +13,10 @@
 //	delays_ms: [30, 80, 150, 250]   # timed points only: one instance per delay
 //	kill: supervisor                # or criu_first where CRIU runs; default supervisor
 //	precondition: {cold: 1, restored: 0, checkpoint: true, display: false, fail_restore: false}
-//	criteria: [F1, O1, P1, P2, P3, P4, P5, P6, H1]   # must include F1
+//	criteria: [-H1]                 # optional: the driver's criteria, changed by +X and -X, or a whole list with F1
 //	labels: [timed]                 # optional extra selection labels
 //	description: what the window proves, in one paragraph
 //
-// Required: id, operation, point, precondition, criteria, description.
+// Required: id, operation, point, precondition, description.
 // Unknown or repeated fields, aliases and values out of range are errors.
 package definitions

@@ -83,7 +83,6 @@ func TestLoadErrors(t *testing.T) {
 			"windows/a.yaml:1: operation: missing required field (add `operation: ...` to this definition)",
 			"windows/a.yaml:1: point: missing required field (add `point: ...` to this definition)",
 			"windows/a.yaml:1: precondition: missing required field (add `precondition: ...` to this definition)",
-			"windows/a.yaml:1: criteria: missing required field (add `criteria: ...` to this definition)",
 			"windows/a.yaml:1: description: missing required field (add `description: ...` to this definition)"}},
 		{"empty description", strings.Replace(valid, "a timed restore window", `""`, 1), []string{
 			`windows/a.yaml:7: description: must be a string, got str "" (write a non-empty text value)`}},
@@ -123,7 +122,6 @@ func TestLoadErrors(t *testing.T) {
 			"windows/a.yaml:1: operation: missing required field (add `operation: ...` to this definition)",
 			"windows/a.yaml:1: point: missing required field (add `point: ...` to this definition)",
 			"windows/a.yaml:1: precondition: missing required field (add `precondition: ...` to this definition)",
-			"windows/a.yaml:1: criteria: missing required field (add `criteria: ...` to this definition)",
 			"windows/a.yaml:1: description: missing required field (add `description: ...` to this definition)"}},
 		{"document not a mapping", "- id: W1\n", []string{
 			"windows/a.yaml:1: document: a window definition must be a mapping (write `id: W1`, `operation: ...` and the other fields as keys)"}},

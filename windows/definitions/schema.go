@@ -28,10 +28,11 @@ type family struct {
 	LandsAt     map[int]string // per delay, for a timed family whose instances land in different phases
 	SecondDeath string
 	Pre         model.Precondition
-	Criteria    []string
+	Criteria    []string // the criteria it is judged by: as listed, or its driver's default changed by crit
 	Labels      []string
 	Description string
 
+	crit   critChanges      // criteria: as the definition wrote them
 	spec   model.DriverSpec // the driver's published points and operations
 	file   string
 	line   int // line of the document's mapping
@@ -42,7 +43,7 @@ type family struct {
 var (
 	topFields = []string{"id", "driver", "operation", "point", "delays_ms", "kill", "lands_in", "second_death", "precondition", "criteria", "labels", "description"}
 	preFields = []string{"cold", "restored", "checkpoint", "display", "fail_restore", "network_lock"}
-	required  = []string{"id", "operation", "point", "precondition", "criteria", "description"}
+	required  = []string{"id", "operation", "point", "precondition", "description"}
 )
 
 var (
@@ -161,7 +162,7 @@ func parseFamily(p *problems, m *yaml.Node) (family, bool) {
 		f.Pre = precondition(p, n)
 	}
 	if n := fields["criteria"]; n != nil {
-		f.Criteria = criteria(p, n)
+		f.crit = criteria(p, n)
 	}
 	if n := fields["labels"]; n != nil {
 		f.Labels = labels(p, n)
@@ -344,11 +345,30 @@ func precondition(p *problems, n *yaml.Node) model.Precondition {
 	return pre
 }
 
-func criteria(p *problems, n *yaml.Node) []string {
+// critChanges is a definition's criteria: the whole list (list), or
+// changes to its driver's default (add and remove, written +X and -X), or
+// nothing (given false: the default).
+type critChanges struct {
+	given, changes    bool
+	list, add, remove []string
+	line              int
+}
+
+func criteria(p *problems, n *yaml.Node) critChanges {
+	cc := critChanges{given: true, line: n.Line}
 	seen := map[string]int{}
+	sign := map[string]byte{}
+	signed, plain := 0, 0
 	for i, item := range list(p, n, "criteria") {
 		field := fmt.Sprintf("criteria[%d]", i)
 		c, ok := str(p, item, field)
+		if ok && (strings.HasPrefix(c, "+") || strings.HasPrefix(c, "-")) {
+			sign[c[1:]] = c[0]
+			c = c[1:]
+			signed++
+		} else if ok {
+			plain++
+		}
 		switch {
 		case !ok:
 		case !slices.Contains(model.CriterionIDs, c):
@@ -359,13 +379,52 @@ func criteria(p *problems, n *yaml.Node) []string {
 			seen[c] = item.Line
 		}
 	}
-	var out []string
+	if signed > 0 && plain > 0 {
+		p.addf(n.Line, "criteria", "write only changes to the supervisor's criteria (+X, -X), or the whole list", "mixes a whole list with changes")
+	}
+	cc.changes = signed > 0
 	for _, c := range model.CriterionIDs {
-		if seen[c] > 0 {
-			out = append(out, c)
+		switch {
+		case seen[c] == 0:
+		case sign[c] == '+':
+			cc.add = append(cc.add, c)
+		case sign[c] == '-':
+			cc.remove = append(cc.remove, c)
+		default:
+			cc.list = append(cc.list, c)
 		}
 	}
-	return out
+	return cc
+}
+
+// resolveCriteria sets f.Criteria: the list f wrote, or its driver's default for
+// its operation with f's changes.
+func (f *family) resolveCriteria(p *problems) {
+	if f.crit.given && !f.crit.changes {
+		f.Criteria = f.crit.list
+		return
+	}
+	base := f.spec.DefaultCriteria(f.Operation)
+	at := f.crit.line
+	if at == 0 {
+		at = f.line
+	}
+	for _, c := range f.crit.add {
+		if slices.Contains(base, c) {
+			p.addf(at, "criteria", "remove +"+c, "%s is among %s's criteria for %s already", c, f.Driver, f.Operation)
+		}
+	}
+	for _, c := range f.crit.remove {
+		if !slices.Contains(base, c) {
+			p.addf(at, "criteria", "remove -"+c, "%s is not among %s's criteria for %s", c, f.Driver, f.Operation)
+		}
+	}
+	f.Criteria = nil
+	for _, c := range model.CriterionIDs {
+		if (slices.Contains(base, c) || slices.Contains(f.crit.add, c)) && !slices.Contains(f.crit.remove, c) {
+			f.Criteria = append(f.Criteria, c)
+		}
+	}
 }
 
 func labels(p *problems, n *yaml.Node) []string {

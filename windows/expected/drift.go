@@ -10,8 +10,8 @@ import (
 	"sort"
 
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/review"
-	"faultwin/reports/rows"
 )
 
 // DriftAlpha is the level at which an outcome's share in new rows is
@@ -46,8 +46,8 @@ func (s Shift) String() string {
 // share is never a drift (it is an outcome getting rarer, which the
 // other outcomes' shares then show). Windows e has no outcomes for are
 // returned in unknown.
-func Drift(e Expectations, rs []rows.Row) (shifts []Shift, unknown []string) {
-	byWindow := map[string][]rows.Row{}
+func Drift(e Expectations, rs []decoded.Record) (shifts []Shift, unknown []string) {
+	byWindow := map[string][]decoded.Record{}
 	for _, r := range rs {
 		if r.Window.Fault.Disarmed {
 			continue // a control is the baseline, never the window's outcome
@@ -63,7 +63,7 @@ func Drift(e Expectations, rs []rows.Row) (shifts []Shift, unknown []string) {
 		}
 		got := map[string][]string{}
 		for _, r := range byWindow[id] {
-			o := review.RowOutcome(r)
+			o := review.RowOutcome(r).String()
 			got[o] = append(got[o], r.Hash)
 		}
 		n, of := len(byWindow[id]), seen.N()
@@ -108,7 +108,7 @@ func lgamma(x int) float64 {
 // next), and a window is stable only when every soak agrees. The rows'
 // wall times give the window's median. A window no file has rows of is
 // returned in missing.
-func Learn(supervisor string, ids []string, files map[string][]rows.Row, order []string) (e Expectations, missing []string) {
+func Learn(supervisor string, ids []string, files map[string][]decoded.Record, order []string) (e Expectations, missing []string) {
 	e = Expectations{Supervisor: supervisor, Windows: map[string]Seen{}}
 	for _, id := range ids {
 		var secs []float64
@@ -119,7 +119,7 @@ func Learn(supervisor string, ids []string, files map[string][]rows.Row, order [
 				if r.Window.ID != id || r.Window.Fault.Disarmed {
 					continue // a control is the baseline, never the window's outcome
 				}
-				seen.Outcomes[review.RowOutcome(r)]++
+				seen.Outcomes[review.RowOutcome(r).String()]++
 				secs = append(secs, r.Run.Finished.Sub(r.Run.Started).Seconds())
 			}
 			if len(secs) > n {
@@ -215,7 +215,4 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-func measured(outcome string) bool {
-	st := outcomeStatus(outcome)
-	return st == model.StatusPass || st == model.StatusFail
-}
+func measured(outcome string) bool { return model.ParseOutcome(outcome).Measured() }

@@ -82,13 +82,13 @@ const MinStable = 10
 // it (SmokeDifference) and fails on what one run can show: a status the
 // window never had, such as a PASS where every soaked row failed, or a
 // window that stopped landing where it names (INVALID F1).
-func (e Expectations) SmokeAccepts(id, outcome string) bool {
+func (e Expectations) SmokeAccepts(id string, outcome model.Outcome) bool {
 	s, ok := e.Windows[id]
 	if !ok {
 		return false
 	}
 	for o := range s.Outcomes {
-		if outcomeStatus(o) == outcomeStatus(outcome) {
+		if model.ParseOutcome(o).Status == outcome.Status {
 			return true
 		}
 	}
@@ -105,7 +105,7 @@ func (e Expectations) SmokeAccepts(id, outcome string) bool {
 // soaked rows, PASSed once on a faster machine). The smoke runs the
 // window again: the status must come back (two in two against ten rows is
 // p = 1/66). A window with no expectation always drifts.
-func (e Expectations) SmokeDrift(id string, outcomes []string) (p float64, drift bool) {
+func (e Expectations) SmokeDrift(id string, outcomes []model.Outcome) (p float64, drift bool) {
 	s, ok := e.Windows[id]
 	if !ok {
 		return 0, true
@@ -138,7 +138,7 @@ const (
 
 // SmokeNext decides a smoke window's next step from its runs' outcomes so
 // far, oldest first, with the p of SmokeDrift over them.
-func (e Expectations) SmokeNext(id string, outcomes []string) (SmokeStep, float64) {
+func (e Expectations) SmokeNext(id string, outcomes []model.Outcome) (SmokeStep, float64) {
 	if len(outcomes) == 0 {
 		return SmokeAgain, 1
 	}
@@ -156,18 +156,12 @@ func (e Expectations) SmokeNext(id string, outcomes []string) (SmokeStep, float6
 // showed, when its status was seen but the outcome itself never was ("" when
 // the soak saw it): the line a smoke run prints for the drift check to
 // weigh over more rows.
-func (e Expectations) SmokeDifference(id, outcome string) string {
+func (e Expectations) SmokeDifference(id string, outcome model.Outcome) string {
 	s, ok := e.Windows[id]
-	if !ok || s.Outcomes[outcome] > 0 || !e.SmokeAccepts(id, outcome) {
+	if !ok || s.Outcomes[outcome.String()] > 0 || !e.SmokeAccepts(id, outcome) {
 		return ""
 	}
 	return fmt.Sprintf("%s: %q was not among its soak's outcomes %v (%d rows); its status was. One run is not a drift: `faultwin drift` over a soak's rows decides", id, outcome, s.Outcomes, s.N())
-}
-
-// outcomeStatus is an outcome's status, its first word ("FAIL P3" is FAIL).
-func outcomeStatus(outcome string) string {
-	status, _, _ := strings.Cut(outcome, " ")
-	return status
 }
 
 // ReadExpectations reads file. A missing file is an error: every described
@@ -201,7 +195,7 @@ func ReadExpectations(file string) (Expectations, error) {
 			return Expectations{}, fmt.Errorf("%s: windows.%s.outcomes: empty: a window is learned from at least one row", file, id)
 		}
 		for o, k := range s.Outcomes {
-			if !slices.Contains(model.Statuses, outcomeStatus(o)) {
+			if !slices.Contains(model.Statuses, model.ParseOutcome(o).Status) {
 				return Expectations{}, fmt.Errorf("%s: windows.%s.outcomes: %q does not start with PASS, FAIL, INVALID or ERROR", file, id, o)
 			}
 			if k <= 0 {

@@ -12,6 +12,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/rows"
 )
 
@@ -60,16 +61,16 @@ func TestSmokeAccepts(t *testing.T) {
 		{"PD1_20", "FAIL P3", false},
 		{"PC9", "PASS", false}, // no expectation at all
 	} {
-		if got := e.SmokeAccepts(tc.id, tc.outcome); got != tc.want {
+		if got := e.SmokeAccepts(tc.id, model.ParseOutcome(tc.outcome)); got != tc.want {
 			t.Errorf("SmokeAccepts(%s, %q) = %v, want %v", tc.id, tc.outcome, got, tc.want)
 		}
 	}
 	// What the smoke says of an accepted outcome its soak never showed.
-	if d := e.SmokeDifference("PD2", "FAIL P1 P3"); !strings.Contains(d, `"FAIL P1 P3" was not among its soak's outcomes map[FAIL P3:10] (10 rows)`) {
+	if d := e.SmokeDifference("PD2", model.ParseOutcome("FAIL P1 P3")); !strings.Contains(d, `"FAIL P1 P3" was not among its soak's outcomes map[FAIL P3:10] (10 rows)`) {
 		t.Errorf("SmokeDifference of a new outcome under a seen status: %q", d)
 	}
 	for _, o := range []string{"FAIL P3", "PASS"} {
-		if d := e.SmokeDifference("PD2", o); d != "" {
+		if d := e.SmokeDifference("PD2", model.ParseOutcome(o)); d != "" {
 			t.Errorf("SmokeDifference(PD2, %q) = %q, want none (seen, or refused outright)", o, d)
 		}
 	}
@@ -98,7 +99,7 @@ func TestSmokeDrift(t *testing.T) {
 		{"PCL15", []string{"INVALID F1"}, false, 1}, // seen in its soak
 		{"PC9", []string{"PASS"}, true, 0},          // no expectation
 	} {
-		p, drift := e.SmokeDrift(tc.id, tc.outcomes)
+		p, drift := e.SmokeDrift(tc.id, parseAll(tc.outcomes))
 		if drift != tc.drift || math.Abs(p-tc.p) > 1e-9 {
 			t.Errorf("SmokeDrift(%s, %q) = %.4f, %v; want %.4f, %v", tc.id, tc.outcomes, p, drift, tc.p, tc.drift)
 		}
@@ -127,7 +128,7 @@ func TestSmokeNext(t *testing.T) {
 		{"S2", []string{"PASS", "PASS", "FAIL P7"}, SmokePass},
 		{"NONE", []string{"PASS"}, SmokeFail}, // no expectation
 	} {
-		if got, p := e.SmokeNext(tc.id, tc.outcomes); got != tc.want {
+		if got, p := e.SmokeNext(tc.id, parseAll(tc.outcomes)); got != tc.want {
 			t.Errorf("SmokeNext(%s, %q) = %v (p = %.3f), want %v", tc.id, tc.outcomes, got, p, tc.want)
 		}
 	}
@@ -164,7 +165,7 @@ func TestDrift(t *testing.T) {
 	held = append(held, repeat("CS1_20", "PASS", 3)...)
 	held = append(held, row("PC1_50", "PASS", 3), row("PC1_50", "FAIL P3", 3), row("PC1_50", "FAIL P3", 3.1))
 	held = append(held, repeat("PRL12", "FAIL P2 P3", 3)...)
-	shifts, unknown := Drift(e, held)
+	shifts, unknown := Drift(e, decoded.Of(held...))
 	for _, s := range shifts {
 		if s.Drift {
 			t.Errorf("a seen-before mix called drift: %s", s)
@@ -179,7 +180,7 @@ func TestDrift(t *testing.T) {
 	planted = append(planted, repeat("CS1_20", "FAIL P1", 3)...)
 	planted = append(planted, repeat("PRL12", "PASS", 3)...)
 	planted = append(planted, row("PX9", "PASS", 1))
-	shifts, unknown = Drift(e, planted)
+	shifts, unknown = Drift(e, decoded.Of(planted...))
 	var drifted []string
 	for _, s := range shifts {
 		if s.Drift {
@@ -196,7 +197,7 @@ func TestDrift(t *testing.T) {
 		t.Errorf("unknown %v, want PX9", unknown)
 	}
 	// One run of a never-seen outcome: p = 1/11, not yet a drift.
-	shifts, _ = Drift(e, []rows.Row{row("CS1_20", "FAIL P1", 2)})
+	shifts, _ = Drift(e, decoded.Of(row("CS1_20", "FAIL P1", 2)))
 	if len(shifts) != 1 || shifts[0].Drift || math.Abs(shifts[0].P-1.0/11) > 1e-9 {
 		t.Errorf("one run: %v", shifts)
 	}
@@ -211,7 +212,7 @@ func TestLearnAndSmoke(t *testing.T) {
 	newer = append(newer, repeat("PC1_50", "INVALID F1", 10)...)
 	newer = append(newer, repeat("PS2_30", "FAIL P3", 10)...)
 	e, missing := Learn("podman", []string{"PD1_20", "PD2", "PR4", "PC1_50", "PS2_30", "PS9"},
-		map[string][]rows.Row{"old.jsonl": old, "new.jsonl": newer}, []string{"old.jsonl", "new.jsonl"})
+		map[string][]decoded.Record{"old.jsonl": decoded.Of(old...), "new.jsonl": decoded.Of(newer...)}, []string{"old.jsonl", "new.jsonl"})
 	if got := e.Windows["PD2"]; strings.Join(got.From, ",") != "new.jsonl,old.jsonl" || got.Outcomes["FAIL P3"] != 20 || !got.Stable() {
 		t.Errorf("PD2 learned %+v, want 20 FAIL P3 from both files", got)
 	}
@@ -308,11 +309,11 @@ func TestControlsAreNotOutcomes(t *testing.T) {
 		return rs
 	}
 	rs := append(repeat("CS1_20", "PASS", 10), control(repeat("CS1_20", "FAIL P7", 10))...)
-	e, missing := Learn("containerd", []string{"CS1_20"}, map[string][]rows.Row{"ab.jsonl": rs}, []string{"ab.jsonl"})
+	e, missing := Learn("containerd", []string{"CS1_20"}, map[string][]decoded.Record{"ab.jsonl": decoded.Of(rs...)}, []string{"ab.jsonl"})
 	if len(missing) > 0 || e.Windows["CS1_20"].Outcomes["PASS"] != 10 || e.Windows["CS1_20"].N() != 10 {
 		t.Fatalf("learned %+v (missing %v): the controls were counted", e.Windows["CS1_20"], missing)
 	}
-	if shifts, unknown := Drift(e, control(repeat("CS1_20", "FAIL P7", 10))); len(shifts) > 0 || len(unknown) > 0 {
+	if shifts, unknown := Drift(e, decoded.Of(control(repeat("CS1_20", "FAIL P7", 10))...)); len(shifts) > 0 || len(unknown) > 0 {
 		t.Errorf("a control's failures read as the window's drift: %v %v", shifts, unknown)
 	}
 }
@@ -327,4 +328,12 @@ func TestWriteMakesExpectedDir(t *testing.T) {
 	if _, err := ReadExpectations(file); err != nil {
 		t.Errorf("read back: %v", err)
 	}
+}
+
+func parseAll(ss []string) []model.Outcome {
+	var out []model.Outcome
+	for _, s := range ss {
+		out = append(out, model.ParseOutcome(s))
+	}
+	return out
 }

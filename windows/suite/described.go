@@ -14,7 +14,6 @@ import (
 
 	"faultwin/drivers/catalog"
 	"faultwin/internal/model"
-	"faultwin/reports/review"
 	"faultwin/windows/expected"
 	"faultwin/windows/runner"
 )
@@ -183,7 +182,7 @@ func (s *Described) specs() {
 
 func (s *Described) runOne(ctx SpecContext, w model.Window, smoke bool) {
 	s.Open()
-	var outcomes []string
+	var outcomes []model.Outcome
 	for {
 		o, got := s.runAttempt(ctx, w)
 		if !smoke {
@@ -216,14 +215,14 @@ func (s *Described) runOne(ctx SpecContext, w model.Window, smoke bool) {
 // runAttempt runs w once and records its row, returning its outcome too; an
 // ERROR, a precondition not reached or an unclean host fails the spec, a
 // leftover stops the suite.
-func (s *Described) runAttempt(ctx SpecContext, w model.Window) (*runner.Outcome, string) {
+func (s *Described) runAttempt(ctx SpecContext, w model.Window) (*runner.Outcome, model.Outcome) {
 	o, _, err := s.Session.RunAndRecord(ctx, w)
 	Expect(err).NotTo(HaveOccurred())
 	if len(o.HostLeft) > 0 {
 		// One leftover must not make every later window INVALID: stop once.
 		AbortSuite(runner.StopMessage(w.ID, o, -1, s.Session.StateRoot()))
 	}
-	got := review.VerdictOutcome(o.Verdict)
+	got := o.Verdict.Outcome()
 	seen := s.Expected.Windows[w.ID]
 	AddReportEntry("verdict", fmt.Sprintf("%s %s (its soaks: %v of %d rows, %s)", got, o.Verdict.Reason, seen.Outcomes, seen.N(), strings.Join(seen.From, ", ")))
 	// An ERROR is the harness failing, and a precondition not reached or an
