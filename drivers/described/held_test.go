@@ -22,9 +22,11 @@ func TestCallThatDaemonisesIsOverAtItsExit(t *testing.T) {
 	hosttest.Need(t, "starts processes tagged with a run")
 	daemonise := `[/bin/sh, -c, "sleep 30 & echo started"]`
 	desc := strings.NewReplacer(
-		`cold: ["{base}", start, "s{n}", --env, "DEMO_SESSION=s{n}"]`, `cold: [/bin/sh, -c, "DEMO_SESSION=s{n} sleep 30 & echo cold {n}"]`,
+		`cold: ["{base}", --cgroup-parent, "/faultwin/{run}", start, "s{n}", --env, "DEMO_SESSION=s{n}"]`, `cold: [/bin/sh, -c, "DEMO_SESSION=s{n} sleep 30 & echo cold {n} /faultwin/{run}"]`,
 		`run: ["{base}", stop, s1]`, "run: "+daemonise,
-		`  - ["{base}", clean]`, `  - [/bin/true]`).Replace(minimal)
+		`  - ["{base}", clean]`, `  - [/bin/true]`,
+		// the operation is now a shell: its point kills the role, not the shell
+		"    kill: [operation]", "    kill: [helper]").Replace(minimal)
 	d, err := Parse("held.yaml", []byte(desc))
 	if err != nil {
 		t.Fatal(err)
