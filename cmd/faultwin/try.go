@@ -193,7 +193,12 @@ func (t *trial) run(ctx context.Context) error {
 	}
 	// interrupted or not, what the runs left is judged and removed
 	ctx = context.WithoutCancel(ctx)
-	left := t.left(ctx, roots, pre.Snapshot)
+	// what the runs left is judged as a window of this supervisor judges
+	// it, by its own names: another supervisor's state glob can match
+	// inside a run's state dir (podman's {state}/runc/* is containerd's
+	// runc namespace dir) without naming anything this supervisor keeps
+	spec, _ := catalog.Spec(t.name)
+	left := t.left(ctx, runner.WithNames(snapshots.DefaultRoots(t.root), spec.Names), pre.Snapshot)
 	clean := t.sweep(ctx, roots)
 	t.remove()
 	var errs []string

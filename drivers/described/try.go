@@ -87,8 +87,20 @@ func (d *Driver) Try(ctx context.Context, r drivers.TryRun, run string, emit fun
 	}
 	rec := d.desc.Recovery
 	if r.Retry {
+		// A retry whose target only the operation makes (start's fw2) has
+		// nothing to act on after the precondition: the operation runs
+		// first, with no fault, and the retry then meets a completed
+		// operation, which it may refuse; that refusal is shown, not
+		// failed (an interrupted operation is what a window gives it).
+		excuse := ""
+		if tg := rec.Retry[r.Operation].Target; tg != "" && !t.precondition(tg, op.Needs.Cold) {
+			if !t.call(ctx, "operation "+r.Operation, "operations."+r.Operation+".run", op.Run, 1, r.Operation) {
+				return
+			}
+			excuse = "the retry targets " + tg + ", which only the operation makes: after the operation completed, with no fault, it may refuse"
+		}
 		for i, c := range rec.Retry[r.Operation].Run {
-			if !t.call(ctx, fmt.Sprintf("retry %s %d", r.Operation, i+1), fmt.Sprintf("recovery.retry.%s.run[%d]", r.Operation, i), c, 1, "") {
+			if !t.call(ctx, fmt.Sprintf("retry %s %d", r.Operation, i+1), fmt.Sprintf("recovery.retry.%s.run[%d]", r.Operation, i), c, 1, "", excuse) && excuse == "" {
 				return
 			}
 		}
@@ -107,6 +119,17 @@ func (d *Driver) Try(ctx context.Context, r drivers.TryRun, run string, emit fun
 			return
 		}
 	}
+}
+
+// precondition reports whether the precondition's cold workloads include
+// the one named name.
+func (t *tryer) precondition(name string, cold int) bool {
+	for n := 1; n <= cold; n++ {
+		if w := t.d.expand(Command{t.d.desc.Recovery.Workload}, n); len(w) == 1 && w[0] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // tryer is one try's run: its steps so far.
