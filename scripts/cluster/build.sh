@@ -2,7 +2,9 @@
 # Builds what make cluster-test runs, once per version, into $CACHE:
 #   bin/     kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
 #            kubectl (the nested module k8s/), etcd (etcd/), containerd, ctr
-#            and containerd-shim-runc-v2, pause (Kubernetes' pause.c, static)
+#            and containerd-shim-runc-v2 (containerd/), pause (Kubernetes'
+#            pause.c, static). Each nested module has its own go.mod and
+#            go.sum, so the main module's go list, lint and tests never see it.
 #   VERSIONS the versions bin/ was built at; a bin/ whose VERSIONS differs
 #            from what this script would write is built again.
 # Only the Go module proxy and this machine's compiler are used: no
@@ -29,7 +31,7 @@ versions() {
   echo "containerd $CONTAINERD"
   echo "pause $K8S"
   # The wrappers pin every other module: a changed go.sum is a new build.
-  cat "$here/k8s/go.sum" "$here/etcd/go.sum" "$here/etcd/main.go" | sha256sum | sed 's/ .*/ modules/'
+  cat "$here"/{k8s,etcd,containerd}/go.{mod,sum} "$here/etcd/main.go" | sha256sum | sed 's/ .*/ modules/'
   go version
 }
 
@@ -50,11 +52,10 @@ build_bin() {
   log "bin: etcd $ETCD"
   (cd "$here/etcd" && nice -n 10 go build -trimpath -ldflags "-s -w" -o "$new/etcd" .)
   log "bin: containerd $CONTAINERD"
-  GOBIN=$new GOFLAGS= nice -n 10 go install -trimpath -tags "no_btrfs no_devmapper no_zfs no_aufs" \
-    -ldflags "-s -w -X github.com/containerd/containerd/version.Version=$CONTAINERD" \
-    "github.com/containerd/containerd/cmd/containerd@$CONTAINERD" \
-    "github.com/containerd/containerd/cmd/ctr@$CONTAINERD" \
-    "github.com/containerd/containerd/cmd/containerd-shim-runc-v2@$CONTAINERD"
+  (cd "$here/containerd" && nice -n 10 go build -trimpath -tags "no_btrfs no_devmapper no_zfs no_aufs" \
+    -ldflags "-s -w -X github.com/containerd/containerd/version.Version=$CONTAINERD" -o "$new/" \
+    github.com/containerd/containerd/cmd/containerd github.com/containerd/containerd/cmd/ctr \
+    github.com/containerd/containerd/cmd/containerd-shim-runc-v2)
   log "bin: pause (Kubernetes $K8S build/pause/linux/pause.c, static)"
   local src
   src=$(cd "$here/k8s" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c
