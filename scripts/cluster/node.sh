@@ -261,24 +261,33 @@ restore_host() {
     [[ $kind == sysctl ]] || continue
     [[ $(cat "/proc/sys/${item%%=*}") == "${item#*=}" ]] || echo "${item#*=}" >"/proc/sys/${item%%=*}"
   done <"$BEFORE"
-  # kubelet's canary chains (KUBE-KUBELET-CANARY), then the tables that
-  # held only them.
-  local now f t c
+  # kubelet's chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY) and the jumps to
+  # them in chains that were there before; then the tables that were not
+  # (iptables-nft makes a whole table, base chains and all, for a chain).
+  local now f t c rule
   now=$("$(dirname "${BASH_SOURCE[0]}")/hoststate.sh" snapshot)
   while read -r f t c; do
     [[ $c == KUBE-* ]] || continue
-    "${f%-save}" -t "$t" -F "$c" 2>/dev/null || true
-    "${f%-save}" -t "$t" -X "$c" 2>/dev/null || true
-  done < <(comm -13 <(grep -P '^iptables\t' "$BEFORE" | cut -f2) <(grep -P '^iptables\t' <<<"$now" | cut -f2))
+    f=${f%-save}
+    while read -r rule; do
+      # shellcheck disable=SC2086
+      $f -t "$t" ${rule/#-A/-D} 2>/dev/null || true
+    done < <($f -t "$t" -S 2>/dev/null | grep -E -- "-j $c( |\$)")
+    $f -t "$t" -F "$c" 2>/dev/null || true
+    $f -t "$t" -X "$c" 2>/dev/null || true
+  done < <(comm -13 <(grep -P '^iptables\t' "$BEFORE" | cut -f2 | sort) <(grep -P '^iptables\t' <<<"$now" | cut -f2 | sort))
   while read -r _ fam t; do
-    [[ -z $(nft list table "$fam" "$t" 2>/dev/null | grep -E '^\s+(chain|set|map) ') ]] && nft delete table "$fam" "$t" 2>/dev/null || true
-  done < <(comm -13 <(grep -P '^nft\t' "$BEFORE" | cut -f2) <(grep -P '^nft\t' <<<"$now" | cut -f2))
+    nft delete table "$fam" "$t" 2>/dev/null || true
+  done < <(comm -13 <(grep -P '^nft\t' "$BEFORE" | cut -f2 | sort) <(grep -P '^nft\t' <<<"$now" | cut -f2 | sort))
   # Files new since $BEFORE where a cluster writes outside its own
-  # directories: CNI's results cache, kubelet's /var/log/containers links,
-  # containerd's shim sockets (/run/containerd/s); deepest first.
+  # directories: CNI's results cache, kubelet's /var/log/containers links
+  # and its device plugin socket (/var/lib/kubelet/device-plugins, whatever
+  # --root-dir says), containerd's shim sockets (/run/containerd/s);
+  # deepest first.
   while read -r f; do
     case $f in
-    /var/lib/cni/* | /var/lib/cni | /var/log/containers/* | /var/log/containers | /run/containerd/* | /run/containerd | /var/log/pods | /var/log/pods/*)
+    /var/lib/cni/* | /var/lib/cni | /var/log/containers/* | /var/log/containers | /run/containerd/* | /run/containerd | \
+      /var/log/pods | /var/log/pods/* | /var/lib/kubelet | /var/lib/kubelet/*)
       if [[ -d $f && ! -L $f ]]; then rm -rf --one-file-system "$f"; else rm -f "$f"; fi
       ;;
     esac

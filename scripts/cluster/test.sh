@@ -9,8 +9,9 @@
 #           the cluster's own), saved once per image
 #   up      etcd, the control plane, containerd and kubelet under $DIR
 #   import  both images into containerd for the native snapshotter
-#   soak    the Indexed Job, 2 shards over SOAK_LABELS (W1), SOAK_PASSES
-#           passes, through the Job's own env (LABEL_FILTER, PASSES)
+#   soak    the Indexed Job, 2 shards over SOAK_LABELS (W1), SOAK_PASSES (2)
+#           passes, through the Job's own env (LABEL_FILTER, PASSES): a
+#           shard needs at least one (window, pass) pair of its own
 #   merge   the merge Job over the soak Job's rows
 #   check   both shards Complete with rows, the merge Complete with coverage
 #           and provenance ok, the merged rows replayed without root
@@ -19,14 +20,14 @@
 #
 # Each step prints its seconds. Environment: CLUSTER_CACHE (built binaries
 # and images, /var/cache/faultwin/cluster), CLUSTER_OUT (results and logs,
-# out/cluster), SOAK_LABELS (W1), SOAK_PASSES (1), STATE_ROOT.
+# out/cluster), SOAK_LABELS (W1), SOAK_PASSES (2), STATE_ROOT.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(git -C "$here" rev-parse --show-toplevel)
 CACHE=${CLUSTER_CACHE:-/var/cache/faultwin/cluster}
 OUT=${CLUSTER_OUT:-$top/out/cluster}
 SOAK_LABELS=${SOAK_LABELS:-W1}
-SOAK_PASSES=${SOAK_PASSES:-1}
+SOAK_PASSES=${SOAK_PASSES:-2}
 STATE_ROOT=${STATE_ROOT:-/var/lib/faultwin/state}
 K8S=v1.34.2
 SHARDS=2
