@@ -34,13 +34,13 @@ start() {
   echo $! >"$DIR/pids/$name"
 }
 
-# stop NAME: TERM, then KILL after 20 s.
+# stop NAME [SECONDS]: TERM, then KILL after SECONDS (20).
 stop() {
   local f=$DIR/pids/$1 pid i
   [[ -f $f ]] || return 0
   pid=$(cat "$f")
   kill -TERM "$pid" 2>/dev/null || { rm -f "$f"; return 0; }
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < ${2:-20} * 10; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
@@ -216,15 +216,17 @@ down() {
     timeout 60 "$B/kubectl" delete pods --all --wait=true --timeout=50s >/dev/null 2>&1 || true
   fi
   stop kubelet
-  stop scheduler
-  stop controller-manager
+  # The control plane's state is thrown away: no graceful drain (the API
+  # server's takes most of a minute).
+  stop scheduler 2
+  stop controller-manager 2
   if [[ -S $SOCK ]]; then
     # What kubelet did not remove: sandboxes (CNI DEL) and containers.
     timeout 60 "$CRICTL" -r "unix://$SOCK" rmp -fa >/dev/null 2>&1 || true
   fi
   stop containerd
-  stop apiserver
-  stop etcd
+  stop apiserver 2
+  stop etcd 2
   local pid
   # Shims outlive containerd; theirs name its socket.
   for pid in $(grep -lsF "$DIR/containerd" /proc/[0-9]*/cmdline | cut -d/ -f3); do
