@@ -30,7 +30,12 @@ snapshot() {
     ns=$(readlink "$p/ns/net" 2>/dev/null) && printf 'netns\t%s\n' "$ns"
   done
   awk '{ for (i = 7; $i != "-"; i++); print "mount\t" $5 " " $(i+1) " " $(i+2) }' /proc/self/mountinfo
-  find /sys/fs/cgroup -mindepth 2 -type d 2>/dev/null | sed 's/^/cgroup\t/'
+  # The top cgroup of each hierarchy, where a cgroup made outside kubelet's
+  # root would be, and everything under that root; deeper cgroups are
+  # other software's, which make and remove them as their processes come
+  # and go.
+  { find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d 2>/dev/null
+    find /sys/fs/cgroup/*/faultwin-cluster -type d 2>/dev/null || true; } | sed 's/^/cgroup\t/'
   nft list tables 2>/dev/null | sed 's/^/nft\t/'
   local save
   for save in iptables-save ip6tables-save; do

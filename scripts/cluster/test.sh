@@ -73,7 +73,6 @@ teardown() {
   cp -a "$DIR/logs/." "$OUT/logs/" 2>/dev/null
   [[ -d $DIR/pod-logs ]] && cp -a "$DIR/pod-logs" "$OUT/logs/pods" 2>/dev/null
   down
-  rm -rf --one-file-system "$DIR"
   step down
   "$here/hoststate.sh" snapshot >"$OUT/host-after.txt"
   if "$here/hoststate.sh" compare "$BEFORE" "$OUT/host-after.txt"; then
@@ -84,6 +83,12 @@ teardown() {
   fi
   "$FAULTWIN" hostcheck --state-root "$STATE_ROOT" || bad=1
   step compare
+  # The host is as it was: the lock is not needed to remove the test's own
+  # directory (gigabytes of native snapshots: a copy of the image each).
+  flock -u "$lock"
+  exec {lock}>&-
+  rm -rf --one-file-system "$DIR"
+  step rm
   if ((rc == 0 && bad == 0)); then
     echo "cluster-test: ok in $((SECONDS - start_all)) s"
   else
