@@ -54,6 +54,10 @@ snapshot() {
   true
 }
 
+# Package installs (dpkg's and apt's own records) are the machine's
+# administration, not anything a cluster does.
+ignored() { grep -vP '^file\t/var/lib/(dpkg|apt)/' "$1" | sort -u; }
+
 compare() {
   local before=$1 after=$2 bad=0 line
   # Present after, not before: left by the run (processes and network
@@ -61,7 +65,7 @@ compare() {
   while IFS= read -r line; do
     echo "host: left: $line"
     bad=1
-  done < <(comm -13 <(sort -u "$before") <(sort -u "$after"))
+  done < <(comm -13 <(ignored "$before") <(ignored "$after"))
   # Present before, gone after: taken from the host (processes and network
   # namespaces end on their own; they are not the run's to keep).
   while IFS= read -r line; do
@@ -71,7 +75,7 @@ compare() {
     [[ $line =~ ^cgroup$'\t'/sys/fs/cgroup/[^/]+/faultwin$ ]] && continue
     echo "host: gone: $line"
     bad=1
-  done < <(comm -23 <(sort -u "$before") <(sort -u "$after"))
+  done < <(comm -23 <(ignored "$before") <(ignored "$after"))
   return $bad
 }
 
