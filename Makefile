@@ -283,6 +283,14 @@ mutants: build hostcheck $(GINKGO)
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter=mutant \
 	  --output-dir=$(OUT) --junit-report=mutants-junit.xml ./windows/mutants
 
+## cluster-test: the shipped soak Job (2 shards over W1, one pass) and merge Job on a one-node Kubernetes
+## v1.34 built here from the Go module proxy, then the host compared with before it (scripts/cluster/test.sh;
+## docs/soak.md, "A cluster of one node"). Takes the host lock itself: never run it under flock, nor beside
+## windows. Binaries and images cached under /var/cache/faultwin/cluster; results and logs in out/cluster
+.PHONY: cluster-test
+cluster-test: build
+	scripts/cluster/test.sh
+
 ## image: localhost/faultwin:nightly, what the nightly soak's pods run (deploy/image/build.sh: a debootstrap
 ## base imported into podman and kept, then HEAD's clone built with make build, CRIU 4.2.1 and the runtime
 ## packages); docs/soak.md, "The image"

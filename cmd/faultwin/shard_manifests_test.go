@@ -315,6 +315,38 @@ func TestSoakIndexedJob(t *testing.T) {
 	}
 }
 
+// TestSoakJobNarrowed: a user narrows or shortens a soak through the Job's
+// env, PASSES and LABEL_FILTER, without editing its script; shipped, the
+// filter is empty and the soak runs every window.
+func TestSoakJobNarrowed(t *testing.T) {
+	var soak kubeJob
+	strictDecode(t, jobFile, &soak)
+	env := map[string]string{}
+	for _, e := range soak.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+		}
+	}
+	if v, ok := env["LABEL_FILTER"]; !ok || v != "" {
+		t.Errorf("%s: LABEL_FILTER %q (set %v), want it in the env, empty", jobFile, v, ok)
+	}
+	script := soak.Spec.Template.Spec.Containers[0].Args[0]
+	base := map[string]string{"JOB_COMPLETION_INDEX": "0", "SHARDS": "2", "JOB_NAME": "faultwin-soak-x7k2p"}
+	for _, c := range []struct{ passes, filter, want, not string }{
+		{"20", "", "soak -n 20 --shard 1/2 --results", "--label-filter"},
+		{"1", "W3 && timed", "soak -n 1 --shard 1/2 --label-filter W3 && timed --results", ""},
+	} {
+		e := map[string]string{"PASSES": c.passes, "LABEL_FILTER": c.filter}
+		for k, v := range base {
+			e[k] = v
+		}
+		got := runScript(t, script, e)
+		if !strings.Contains(got, c.want) || (c.not != "" && strings.Contains(got, c.not)) {
+			t.Errorf("soak script with PASSES=%q LABEL_FILTER=%q ran\n%s\nwant %q", c.passes, c.filter, got, c.want)
+		}
+	}
+}
+
 // runScript runs a container's script with a stand-in bin/faultwin that
 // prints its arguments, /results moved to a temporary directory (printed
 // as RESULTS), and two shard files there for the merge's glob.
