@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -159,4 +160,20 @@ func RenderFile(root, path string) ([]byte, error) {
 // PagePath is the page of a finding under root.
 func PagePath(root, finding string) string {
 	return filepath.Join(root, "docs", "findings", finding+".md")
+}
+
+// CitedRows are the rows files a page's figures count, from the
+// repository's root; nil when the page does not parse.
+func CitedRows(b []byte) []string {
+	p, err := parse(b)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range p.page.Figures {
+		if !slices.Contains(out, f.File) {
+			out = append(out, f.File)
+		}
+	}
+	return out
 }

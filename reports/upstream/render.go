@@ -250,19 +250,19 @@ func (r *renderer) genFigures(names string) (string, error) {
 		for ci := range m.fig.Columns {
 			controls = controls || total(m.controls, ci).N > 0
 		}
-		fmt.Fprintf(&b, "%s:\n\n| killed | ", m.fig.Label)
+		fmt.Fprintf(&b, "%s:\n\n| killed |", m.fig.Label)
 		sep := "|---|"
 		for _, c := range m.fig.Columns {
-			b.WriteString(c.Label + " | ")
+			b.WriteString(" " + c.Label + " |")
 			sep += "---|"
 			if controls {
-				fmt.Fprintf(&b, "%s, nothing killed | ", c.Label)
+				fmt.Fprintf(&b, " %s, nothing killed |", c.Label)
 				sep += "---|"
 			}
 		}
 		b.WriteString("\n" + sep + "\n")
 		row := func(what string, get func(ci int) (count, count), bold bool) {
-			fmt.Fprintf(&b, "| %s | ", what)
+			fmt.Fprintf(&b, "| %s |", what)
 			for ci := range m.fig.Columns {
 				f, c := get(ci)
 				cell := func(x count) string {
@@ -274,9 +274,9 @@ func (r *renderer) genFigures(names string) (string, error) {
 					}
 					return x.slash()
 				}
-				b.WriteString(cell(f) + " | ")
+				b.WriteString(" " + cell(f) + " |")
 				if controls {
-					b.WriteString(cell(c) + " | ")
+					b.WriteString(" " + cell(c) + " |")
 				}
 			}
 			b.WriteString("\n")
