@@ -206,13 +206,13 @@ func total(tab [][]count, c int) count {
 // wrote, the script's lines before its first run, its first run, and its
 // "reproduced k/N" line.
 type transcript struct {
-	t                         *Transcript
-	command, host             string
-	header                    []string
-	firstRun, last            string
-	reproduced                count
-	versions                  []string
-	runs                      int
+	t              *Transcript
+	command, host  string
+	header         []string
+	firstRun, last string
+	reproduced     count
+	versions       []string
+	runs           int
 }
 
 var (
