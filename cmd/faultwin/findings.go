@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
 	"faultwin/reports/rows"
+	"faultwin/reports/upstream"
 )
 
 const findingsUsage = `usage: faultwin findings [--format md|json] [--supervisor NAME] FILE|DIR...
+       faultwin findings --upstream NAME [--write] [--root DIR]
 
 Groups the failed criteria of the rows of the files given (a directory
 stands for every *.jsonl and *.jsonl.gz file below it) into distinct
@@ -28,6 +31,18 @@ recorded, and the hashes of its rows (faultwin rows FILE | jq 'select(.hash
 == "...")' prints one). A second table rolls the findings up by supervisor,
 criterion and evidence: the same leftover wherever the kill landed.
 
+With --upstream, renders the finding page docs/findings/NAME.md as its
+project's issue: the project's form, in plain words, filled from the
+page's front matter (the hand-written prose, the rows files and windows
+it counts, the standalone script's transcripts, the closest public
+issues, what the rows do not hold) and from what those files recorded
+(k/N, the tools' versions and the host's facts, as captured when the
+runs started), followed by the page's hand-written part as written. It
+prints the page, or with --write writes it back; --root is the
+repository (default .). A cited file that is gone or does not verify, a
+window it does not have, a count written by hand in the prose, and the
+harness's own words in the issue are errors (exit 1).
+
 Exit status: 0 when the findings were printed (there may be none); 4 (the
 evidence does not verify) when a file does not read to its end or its
 chain is broken (no finding read from it would stand); 64 a usage error.
@@ -37,8 +52,20 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 	fs := newFlags(stdout, "findings", findingsUsage)
 	format := fs.String("format", "md", "md (a table and each finding's rows) or json (one finding a line)")
 	sup := fs.String("supervisor", "", "only the findings about this supervisor (its driver's name)")
+	up := fs.String("upstream", "", "render docs/findings/NAME.md as its project's issue")
+	write := fs.Bool("write", false, "with --upstream: write the page back instead of printing it")
+	root := fs.String("root", ".", "with --upstream: the repository")
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if *up != "" {
+		if fs.NArg() > 0 {
+			return fs.usagef("--upstream takes no FILE (the page names what it cites)")
+		}
+		return runUpstream(stdout, *root, *up, *write)
+	}
+	if *write {
+		return fs.usagef("--write goes with --upstream")
 	}
 	if *format != "md" && *format != "json" {
 		return fs.usagef("--format %s: want md or json", *format)
@@ -99,6 +126,19 @@ func runFindings(_ context.Context, stdout io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "- rows: %s\n", strings.Join(f.Rows, " "))
 	}
 	return nil
+}
+
+func runUpstream(stdout io.Writer, root, name string, write bool) error {
+	path := upstream.PagePath(root, name)
+	b, err := upstream.RenderFile(root, path)
+	if err != nil {
+		return fmt.Errorf("findings --upstream: %w", err)
+	}
+	if write {
+		return os.WriteFile(path, b, 0o644)
+	}
+	_, err = stdout.Write(b)
+	return err
 }
 
 func countRows(rs []decoded.Record) int {

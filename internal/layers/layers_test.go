@@ -40,6 +40,7 @@ var rule = map[string][]string{
 	"reports/render":                {"criteria", "internal/model", "reports/decoded", "reports/findings", "reports/review", "reports/rows"},
 	"reports/sigs":                  {"reports/rows"},
 	"reports/findings":              {"criteria", "internal/model", "reports/decoded", "reports/rows"},
+	"reports/upstream":              {"criteria", "internal/model", "reports/decoded", "snapshots"},
 	"reports/replaytest":            {"criteria", "windows/definitions", "drivers/catalog", "internal/model", "internal/strictjson", "reports/rows", "snapshots"},
 	"reports/render/promtest":       {},
 	"windows/definitions":           {"internal/model"},

@@ -1,0 +1,76 @@
+package upstream
+
+import (
+	"strings"
+	"testing"
+)
+
+const root = "../.."
+
+// page is a minimal page citing a checked-in transcript; body is its form.
+func page(form string) []byte {
+	return []byte(`---
+finding: t
+project: o/p
+tracker: https://example.org/new
+route: public tracker
+title: a title
+transcripts:
+  - name: tr
+    path: docs/findings/transcripts/runc-restore-delete-rootfs-debian-1.1.5.txt
+    label: a run
+    versions: "runc:"
+form:
+` + form + `---
+
+<!-- hand-written below: faultwin findings --upstream keeps it as it is -->
+kept as it is
+`)
+}
+
+func TestRenderFillsCountsAndKeepsTheTail(t *testing.T) {
+	out, err := Render(root, page("  - label: Received\n    text: \"reproduced in {{tr}} runs\"\n    gen: [transcripts, versions, host-kernel]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, want := range []string{"reproduced in 10 of 10 runs", "| **10/10** |", "runc version 1.1.5+ds1", "Linux vm 6.18.44", "\nkept as it is\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("rendered page lacks %q", want)
+		}
+	}
+	again, err := Render(root, out)
+	if err != nil || string(again) != s {
+		t.Errorf("rendering a rendered page changed it (err %v)", err)
+	}
+}
+
+func TestRenderRefuses(t *testing.T) {
+	for name, form := range map[string]string{
+		"a count by hand":     "  - label: X\n    text: reproduced 10 of 10 times\n",
+		"a k/N by hand":       "  - label: X\n    text: reproduced 10/10\n",
+		"a criterion id":      "  - label: X\n    text: U1 graded it\n",
+		"the harness's words": "  - label: X\n    text: the rows show it\n",
+		"an unknown count":    "  - label: X\n    text: \"{{nope}}\"\n",
+		"an unknown part":     "  - label: X\n    gen: [nope]\n",
+	} {
+		if _, err := Render(root, page(form)); err == nil {
+			t.Errorf("%s: rendered", name)
+		}
+	}
+	gone := strings.Replace(string(page("  - label: X\n    gen: [figures]\n")), "transcripts:", `figures:
+  - name: f
+    file: results/podman/no-such-file.jsonl.gz
+    label: gone
+    windows: [{id: PRL22, what: x}]
+    columns: [{name: c, label: c}]
+transcripts:`, 1)
+	if _, err := Render(root, []byte(gone)); err == nil || !strings.Contains(err.Error(), "no-such-file") {
+		t.Errorf("a figure citing a file that is gone rendered (err %v)", err)
+	}
+	noWindow := strings.Replace(gone, "no-such-file", "soak-10-a73a452", 1)
+	noWindow = strings.Replace(noWindow, "PRL22", "NOPE9", 1)
+	if _, err := Render(root, []byte(noWindow)); err == nil || !strings.Contains(err.Error(), "NOPE9") {
+		t.Errorf("a figure citing a window its file does not have rendered (err %v)", err)
+	}
+}
