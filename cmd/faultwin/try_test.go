@@ -39,9 +39,9 @@ func TestTryShippedDescriptions(t *testing.T) {
 			// every phase's evidence seen, and the last resort leaving the
 			// host clean. What the supervisor itself does with no fault is
 			// shown, not failed here: a step it refuses or a leftover its
-			// sweep leaves is its own (podman's stop then start refused,
-			// Docker's restore leaving containerd's checkpoint directory,
-			// as their soaks' controls show).
+			// sweep leaves is its own (a stop then start refused, a restore
+			// leaving its runtime's checkpoint directory, as the
+			// supervisors' soaks' controls show).
 			out, err := tryVerb(t, name)
 			for _, bad := range []string{"never seen", "executable file not found", "NOT clean", "not read:"} {
 				if strings.Contains(out, bad) {
