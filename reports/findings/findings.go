@@ -203,7 +203,11 @@ var (
 	hexID         = regexp.MustCompile(`\b[0-9a-f]{12,}\b`)
 	runName       = regexp.MustCompile(`\br[0-9a-f]{8,}\b`)
 	hierarchy     = regexp.MustCompile(`/sys/fs/cgroup/[a-z_,]+/`)
-	number        = regexp.MustCompile(`\b\d+(\.\d+)?\b`)
+	// a message's own time stamp (runc's and podman's logrus lines): the
+	// number rule would keep the digits glued to its T and Z, and one
+	// message seen at two seconds would be two classes
+	timestamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
+	number    = regexp.MustCompile(`\b\d+(\.\d+)?\b`)
 	// a random name's digits after its stem (containerd's
 	// /tmp/ctd-checkpoint1631021649): the stem is the class
 	suffixDigits = regexp.MustCompile(`([A-Za-z_-])\d{6,}\b`)
@@ -234,6 +238,9 @@ func normalise(s string) string {
 	}
 	if strings.Count(s, "-") >= 4 {
 		s = uuid.ReplaceAllString(s, "<id>")
+	}
+	if strings.Count(s, ":") >= 2 {
+		s = timestamp.ReplaceAllString(s, "<time>")
 	}
 	s = hexID.ReplaceAllString(s, "<id>")
 	s = runName.ReplaceAllString(s, "<run>")

@@ -20,6 +20,9 @@ func TestNormalise(t *testing.T) {
 		// one leftover of one bug under a random name each time
 		"state entry /tmp/ctd-checkpoint1631021649 (dir): appeared during the run": "state entry /tmp/ctd-checkpointN (dir): appeared during the run",
 		"open /tmp/ctrd-checkpoint47000682/descriptors.json: no such file":         "open /tmp/ctrd-checkpointN/descriptors.json: no such file",
+		// a message stamped with its time (runc's logrus): one class whatever the second
+		`said: restore fw1 failed (exit 1): time="2026-12-06T03:14:11Z" level=error msg="container with given ID already exists"`:                `said: restore fw1 failed (exit N): time="<time>" level=error msg="container with given ID already exists"`,
+		`said: restore fw1 failed (exit 1): time="2026-12-06T03:13:39.123456789+01:00" level=error msg="container with given ID already exists"`: `said: restore fw1 failed (exit N): time="<time>" level=error msg="container with given ID already exists"`,
 	} {
 		if got := Normalise(in); got != want {
 			t.Errorf("Normalise(%q)\n = %q\nwant %q", in, got, want)
