@@ -15,6 +15,7 @@
 #   merge   the merge Job over the soak Job's rows
 #   check   both shards Complete with rows, the merge Complete with coverage
 #           and provenance ok, the merged rows replayed without root
+#   beside  refsup's W1 and W11 run on the host beside the live cluster: both PASS
 #   down    (EXIT trap) the results copied to $OUT, the cluster stopped,
 #           the host compared with its snapshot from before up, hostcheck
 #
@@ -161,4 +162,13 @@ cp "$rows"/results-shard-*.jsonl "$OUT/replay/" 2>/dev/null || true
 chmod -R a+rX "$OUT/replay"
 check "the merged rows replay without root" "setpriv --reuid=65534 --regid=65534 --clear-groups $FAULTWIN replay $OUT/replay"
 step check
+# A cluster is a neighbour like any other: refsup's windows run on the host
+# beside the live node (its CNI bridge and pod veths, its containerd's shims,
+# kubelet's chains and cgroups) without a refusal, and pass.
+rm -f "$OUT/beside-refsup.jsonl"
+check "refsup's W1 and W11 pass beside the running cluster" \
+  "$FAULTWIN run --state-root $STATE_ROOT --refsup $top/bin/refsup --label-filter 'W1 || W11' --results $OUT/beside-refsup.jsonl >$OUT/beside-refsup.log 2>&1"
+check "two rows beside it, both PASS" \
+  "[[ \$($FAULTWIN rows --status PASS $OUT/beside-refsup.jsonl | wc -l) == 2 ]]"
+step beside
 ((fail == 0)) || exit 1
