@@ -156,18 +156,11 @@ func (r *renderer) count(name string) (string, error) {
 
 // stripCode removes inline and fenced code, where numbers are quoted.
 func stripCode(s string) string {
-	var out []string
-	fenced := false
-	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			fenced = !fenced
-			continue
-		}
-		if !fenced {
-			out = append(out, inlineCode.ReplaceAllString(l, ""))
-		}
+	lines := strings.Split(stripFenced(s), "\n")
+	for i, l := range lines {
+		lines[i] = inlineCode.ReplaceAllString(l, "")
 	}
-	return strings.Join(out, "\n")
+	return strings.Join(lines, "\n")
 }
 
 var inlineCode = regexp.MustCompile("`[^`]*`")
