@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"faultwin/reports/render/promtest"
 	"fmt"
 	"math"
 	"os"
@@ -12,54 +11,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-
 	"faultwin/internal/model"
+	"faultwin/reports/render/promtest"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
 
-// promSamples parses a Prometheus text file with the Prometheus text
-// parser: every sample by "name{label=value,...}", labels sorted.
+// promSamples is promtest.Samples of the Prometheus text file at path.
 func promSamples(t *testing.T, path string) map[string]float64 {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: the Prometheus text parser refuses it: %v", path, err)
-	}
-	out := map[string]float64{}
-	for name, f := range fams {
-		for _, m := range f.GetMetric() {
-			var ls []string
-			for _, l := range m.GetLabel() {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			sort.Strings(ls)
-			key := name + "{" + strings.Join(ls, ",") + "}"
-			if _, dup := out[key]; dup {
-				t.Errorf("%s: duplicate series %s", path, key)
-			}
-			out[key] = m.GetGauge().GetValue()
-		}
-	}
-	return out
-}
-
-func wantSample(t *testing.T, got map[string]float64, key string, want float64) {
-	t.Helper()
-	v, ok := got[key]
-	switch {
-	case !ok:
-		t.Errorf("no sample %s", key)
-	case math.IsNaN(want) != math.IsNaN(v), !math.IsNaN(want) && math.Abs(v-want) > 1e-9:
-		t.Errorf("%s = %v, want %v", key, v, want)
-	}
+	return promtest.Samples(t, path, b)
 }
 
 // onlyFile says dir holds nothing but name: no temporary file was left.
@@ -148,13 +114,13 @@ func TestSoakSummaryProm(t *testing.T) {
 			"faultwin_window_pass_ratio_wilson_lower": lo, "faultwin_window_pass_ratio_wilson_upper": hi,
 			"faultwin_window_duration_min_seconds": w.secs[0], "faultwin_window_duration_max_seconds": w.secs[len(w.secs)-1],
 		} {
-			wantSample(t, got, key(name), want)
+			promtest.Sample(t, got, key(name), want)
 		}
 	}
 	// As the printed summary has them.
 	pin := func(name, window, family string, want float64) {
 		t.Helper()
-		wantSample(t, got, name+"{arm=fault,driver=podman,family="+family+",window="+window+"}", want)
+		promtest.Sample(t, got, name+"{arm=fault,driver=podman,family="+family+",window="+window+"}", want)
 	}
 	pin("faultwin_window_fail_rows", "PD1_120", "PD1", 10)
 	pin("faultwin_window_pass_ratio", "PD1_120", "PD1", 0)
@@ -166,14 +132,14 @@ func TestSoakSummaryProm(t *testing.T) {
 	}
 	// The file by its name, not its path.
 	base := "soak-10-5cffb9b.jsonl.gz"
-	wantSample(t, got, "faultwin_file_rows{file="+base+"}", 250)
-	wantSample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
+	promtest.Sample(t, got, "faultwin_file_rows{file="+base+"}", 250)
+	promtest.Sample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
 	for _, s := range review.SealStates {
 		want := 0.0
 		if s == review.SealSealed {
 			want = 1
 		}
-		wantSample(t, got, "faultwin_file_seal{file="+base+",state="+s+"}", want)
+		promtest.Sample(t, got, "faultwin_file_seal{file="+base+",state="+s+"}", want)
 	}
 	promLabels(t, prom)
 	// When the soak last wrote a row: the newest finish time of its rows.
@@ -186,7 +152,7 @@ func TestSoakSummaryProm(t *testing.T) {
 	if last.IsZero() {
 		t.Fatal("no row has a finish time")
 	}
-	wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=podman}", float64(last.UnixMilli())/1e3)
+	promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=podman}", float64(last.UnixMilli())/1e3)
 	if n := len(got) - 25*12 - 6; n != 1 {
 		t.Errorf("%d samples beside 25 windows x 12 and the file's 6, want 1 (the last row's time)", n)
 	}
@@ -243,12 +209,12 @@ func TestSoakSummaryPromBroken(t *testing.T) {
 	}
 	got := promSamples(t, prom)
 	promLabels(t, prom)
-	wantSample(t, got, "faultwin_file_chain_ok{file=cut.jsonl}", 0)
-	wantSample(t, got, "faultwin_file_rows{file=cut.jsonl}", 1)
-	wantSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
-	wantSample(t, got, "faultwin_file_seal{file=cut.jsonl,state=legacy}", 1)
+	promtest.Sample(t, got, "faultwin_file_chain_ok{file=cut.jsonl}", 0)
+	promtest.Sample(t, got, "faultwin_file_rows{file=cut.jsonl}", 1)
+	promtest.Sample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
+	promtest.Sample(t, got, "faultwin_file_seal{file=cut.jsonl,state=legacy}", 1)
 	// A file that does not verify still says when its last row finished.
-	wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(rs[1].Run.Finished.UnixMilli())/1e3)
+	promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(rs[1].Run.Finished.UnixMilli())/1e3)
 }
 
 // soak --summary --prom of a soak's shard files: each file's series carry
@@ -267,14 +233,14 @@ func TestSoakSummaryPromShards(t *testing.T) {
 	promLabels(t, prom)
 	for k, p := range paths {
 		shard := fmt.Sprintf("shard=%d/2", k+1)
-		wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,"+shard+"}", lastFinished(t, p))
+		promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,"+shard+"}", lastFinished(t, p))
 		rs, err := rows.Read(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantSample(t, got, "faultwin_file_rows{file="+filepath.Base(p)+"}", float64(len(rs)))
+		promtest.Sample(t, got, "faultwin_file_rows{file="+filepath.Base(p)+"}", float64(len(rs)))
 	}
-	wantSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,shard=2/2,window=W4_30}", 1)
+	promtest.Sample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,shard=2/2,window=W4_30}", 1)
 
 	before, err := os.ReadFile(prom)
 	if err != nil {
@@ -322,21 +288,21 @@ func TestMergeProm(t *testing.T) {
 	onlyFile(t, filepath.Dir(prom), "merge.prom")
 	got := promSamples(t, prom)
 	lo, hi := review.Wilson(2, 3, review.Z95)
-	wantSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 2)
-	wantSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
-	wantSample(t, got, "faultwin_window_pass_ratio_wilson_lower{arm=fault,driver=refsup,family=W4,window=W4_30}", lo)
-	wantSample(t, got, "faultwin_window_pass_ratio_wilson_upper{arm=fault,driver=refsup,family=W4,window=W4_30}", hi)
-	wantSample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W3,window=W3_80}", 1)
-	wantSample(t, got, "faultwin_merge_problems{}", 0)
-	wantSample(t, got, "faultwin_merge_mixed_provenance{}", 0)
+	promtest.Sample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 2)
+	promtest.Sample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
+	promtest.Sample(t, got, "faultwin_window_pass_ratio_wilson_lower{arm=fault,driver=refsup,family=W4,window=W4_30}", lo)
+	promtest.Sample(t, got, "faultwin_window_pass_ratio_wilson_upper{arm=fault,driver=refsup,family=W4,window=W4_30}", hi)
+	promtest.Sample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W3,window=W3_80}", 1)
+	promtest.Sample(t, got, "faultwin_merge_problems{}", 0)
+	promtest.Sample(t, got, "faultwin_merge_mixed_provenance{}", 0)
 	promLabels(t, prom)
 	// The whole soak's newest row, over every shard's file, no shard label.
-	wantSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", lastFinished(t, paths...))
+	promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", lastFinished(t, paths...))
 	total := 0.0
 	for _, p := range paths {
 		base := filepath.Base(p)
-		wantSample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
-		wantSample(t, got, "faultwin_file_seal{file="+base+",state=sealed}", 1)
+		promtest.Sample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
+		promtest.Sample(t, got, "faultwin_file_seal{file="+base+",state=sealed}", 1)
 		total += got["faultwin_file_rows{file="+base+"}"]
 	}
 	if total != 9 {
@@ -344,7 +310,7 @@ func TestMergeProm(t *testing.T) {
 	}
 	// A missing shard is a problem the file states.
 	_, _, _ = runVerb(t, "merge", "--prom", prom, paths[0])
-	wantSample(t, promSamples(t, prom), "faultwin_merge_problems{}", 2) // shard 2 absent, its pairs missing
+	promtest.Sample(t, promSamples(t, prom), "faultwin_merge_problems{}", 2) // shard 2 absent, its pairs missing
 }
 
 // --prom takes a file, and soak only with --summary.

@@ -3,13 +3,8 @@ package render_test
 import (
 	"bytes"
 	"math"
-	"sort"
-	"strings"
 	"testing"
 	"time"
-
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"faultwin/reports/decoded"
 	"faultwin/reports/findings"
@@ -19,48 +14,6 @@ import (
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
 )
-
-// parseProm parses Prometheus text with the Prometheus text parser and
-// returns every sample by "name{label=value,...}" (labels sorted), failing
-// on a duplicate series, a metric that is not a gauge or has no HELP.
-func parseProm(t *testing.T, text []byte) map[string]float64 {
-	t.Helper()
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
-	if err != nil {
-		t.Fatalf("the Prometheus text parser refuses the output: %v\n%s", err, text)
-	}
-	out := map[string]float64{}
-	for name, f := range fams {
-		if !strings.HasPrefix(name, "faultwin_") || f.GetType() != dto.MetricType_GAUGE || f.GetHelp() == "" {
-			t.Errorf("%s: type %v, help %q: want a faultwin_ gauge with HELP", name, f.GetType(), f.GetHelp())
-		}
-		for _, m := range f.GetMetric() {
-			var ls []string
-			for _, l := range m.GetLabel() {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			sort.Strings(ls)
-			key := name + "{" + strings.Join(ls, ",") + "}"
-			if _, dup := out[key]; dup {
-				t.Errorf("duplicate series %s", key)
-			}
-			out[key] = m.GetGauge().GetValue()
-		}
-	}
-	return out
-}
-
-func checkSample(t *testing.T, got map[string]float64, key string, want float64) {
-	t.Helper()
-	v, ok := got[key]
-	switch {
-	case !ok:
-		t.Errorf("no sample %s", key)
-	case math.IsNaN(want) && !math.IsNaN(v), !math.IsNaN(want) && math.Abs(v-want) > 1e-9:
-		t.Errorf("%s = %v, want %v", key, v, want)
-	}
-}
 
 // The Prometheus text of a summary parses, and states the summary's own
 // numbers: counts, k/N, the Wilson bounds, the wall times, per window; the
@@ -93,7 +46,7 @@ func TestPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := parseProm(t, b.Bytes())
+	got := promtest.Samples(t, "prometheus text", b.Bytes())
 
 	// No path in any series: a window's series are its window, arm,
 	// family and driver alone; a file's name it by its base name.
@@ -111,34 +64,34 @@ func TestPrometheus(t *testing.T) {
 		"faultwin_window_pass_ratio": 2.0 / 3, "faultwin_window_pass_ratio_wilson_lower": lo, "faultwin_window_pass_ratio_wilson_upper": hi,
 		"faultwin_window_duration_min_seconds": 4.1, "faultwin_window_duration_median_seconds": 4.1, "faultwin_window_duration_max_seconds": 4.1,
 	} {
-		checkSample(t, got, w(name, "W4_30", "W4"), want)
+		promtest.Sample(t, got, w(name, "W4_30", "W4"), want)
 	}
 	// Nothing measured: no rate, the interval [0, 1].
-	checkSample(t, got, w("faultwin_window_invalid_rows", "W3_250", "W3"), 1)
-	checkSample(t, got, w("faultwin_window_error_rows", "W3_30", "W3"), 1)
-	checkSample(t, got, w("faultwin_window_measured_rows", "W3_30", "W3"), 0)
-	checkSample(t, got, w("faultwin_window_pass_ratio", "W3_30", "W3"), math.NaN())
-	checkSample(t, got, w("faultwin_window_pass_ratio_wilson_lower", "W3_30", "W3"), 0)
-	checkSample(t, got, w("faultwin_window_pass_ratio_wilson_upper", "W3_30", "W3"), 1)
+	promtest.Sample(t, got, w("faultwin_window_invalid_rows", "W3_250", "W3"), 1)
+	promtest.Sample(t, got, w("faultwin_window_error_rows", "W3_30", "W3"), 1)
+	promtest.Sample(t, got, w("faultwin_window_measured_rows", "W3_30", "W3"), 0)
+	promtest.Sample(t, got, w("faultwin_window_pass_ratio", "W3_30", "W3"), math.NaN())
+	promtest.Sample(t, got, w("faultwin_window_pass_ratio_wilson_lower", "W3_30", "W3"), 0)
+	promtest.Sample(t, got, w("faultwin_window_pass_ratio_wilson_upper", "W3_30", "W3"), 1)
 
 	base := "we\"ird\\name\n.jsonl"
-	checkSample(t, got, "faultwin_file_rows{file="+base+"}", 5)
-	checkSample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
-	checkSample(t, got, "faultwin_file_chain_ok{file=cut.jsonl}", 0)
+	promtest.Sample(t, got, "faultwin_file_rows{file="+base+"}", 5)
+	promtest.Sample(t, got, "faultwin_file_chain_ok{file="+base+"}", 1)
+	promtest.Sample(t, got, "faultwin_file_chain_ok{file=cut.jsonl}", 0)
 	// The newest row's finish time: rowsOf starts row i at t0 + 7i s, and
 	// each runs 4.1 s.
 	last := rs[len(rs)-1].Run.Finished
 	if !last.Equal(t0.Add(4*7*time.Second + 4100*time.Millisecond)) {
 		t.Fatalf("the last row finished at %v", last)
 	}
-	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(last.UnixMilli())/1e3)
+	promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(last.UnixMilli())/1e3)
 	for path, state := range map[string]string{base: "sealed", "legacy.jsonl": "legacy", "cut.jsonl": "unsealed", "died.jsonl": "unfinished"} {
 		for _, s := range review.SealStates {
 			want := 0.0
 			if s == state {
 				want = 1
 			}
-			checkSample(t, got, "faultwin_file_seal{file="+path+",state="+s+"}", want)
+			promtest.Sample(t, got, "faultwin_file_seal{file="+path+",state="+s+"}", want)
 		}
 	}
 	if _, ok := got["faultwin_merge_problems{}"]; ok {
@@ -165,15 +118,15 @@ func TestPrometheusMerge(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	got := parseProm(t, b.Bytes())
+	got := promtest.Samples(t, "prometheus text", b.Bytes())
 	noPath(t, b.Bytes())
 	// The whole soak's newest row, over every shard's file, no shard label.
-	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(later[0].Run.Finished.UnixMilli())/1e3)
-	checkSample(t, got, "faultwin_file_rows{file=results-shard-2.jsonl}", 1)
-	checkSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 2)
-	checkSample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
-	checkSample(t, got, "faultwin_merge_problems{}", 2)
-	checkSample(t, got, "faultwin_merge_mixed_provenance{}", 1)
+	promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup}", float64(later[0].Run.Finished.UnixMilli())/1e3)
+	promtest.Sample(t, got, "faultwin_file_rows{file=results-shard-2.jsonl}", 1)
+	promtest.Sample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 2)
+	promtest.Sample(t, got, "faultwin_window_pass_ratio{arm=fault,driver=refsup,family=W4,window=W4_30}", 1)
+	promtest.Sample(t, got, "faultwin_merge_problems{}", 2)
+	promtest.Sample(t, got, "faultwin_merge_mixed_provenance{}", 1)
 }
 
 // An A/B soak's numbers: the control's rows are the window's control arm,
@@ -193,17 +146,17 @@ func TestPrometheusAB(t *testing.T) {
 	if err := render.Prometheus(&b, render.Prom{Windows: []render.PromWindows{{Sums: review.Summarize(decoded.Of(rs...))}}, AB: []render.PromAB{{Windows: ab}}}); err != nil {
 		t.Fatal(err)
 	}
-	got := parseProm(t, b.Bytes())
-	checkSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 10)
-	checkSample(t, got, "faultwin_window_pass_rows{arm=control,driver=refsup,family=W4,window=W4_30}", 10)
+	got := promtest.Samples(t, "prometheus text", b.Bytes())
+	promtest.Sample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,window=W4_30}", 10)
+	promtest.Sample(t, got, "faultwin_window_pass_rows{arm=control,driver=refsup,family=W4,window=W4_30}", 10)
 	a := ab[0].Attributions[0]
 	key := func(name string) string { return name + "{class=" + a.Class + ",criterion=P1,window=W4_30}" }
-	checkSample(t, got, key("faultwin_ab_fault_failed_rows"), 10)
-	checkSample(t, got, key("faultwin_ab_control_measured_rows"), 10)
-	checkSample(t, got, key("faultwin_ab_control_failed_rows"), 0)
-	checkSample(t, got, key("faultwin_ab_difference"), 1)
-	checkSample(t, got, key("faultwin_ab_difference_lower"), a.Lo)
-	checkSample(t, got, key("faultwin_ab_caused"), 1)
+	promtest.Sample(t, got, key("faultwin_ab_fault_failed_rows"), 10)
+	promtest.Sample(t, got, key("faultwin_ab_control_measured_rows"), 10)
+	promtest.Sample(t, got, key("faultwin_ab_control_failed_rows"), 0)
+	promtest.Sample(t, got, key("faultwin_ab_difference"), 1)
+	promtest.Sample(t, got, key("faultwin_ab_difference_lower"), a.Lo)
+	promtest.Sample(t, got, key("faultwin_ab_caused"), 1)
 	noPath(t, b.Bytes())
 
 	// A file's A/B series summarised apart carry no path either.
@@ -211,9 +164,9 @@ func TestPrometheusAB(t *testing.T) {
 	if err := render.Prometheus(&b, render.Prom{AB: []render.PromAB{{File: "out/ab.jsonl", Windows: ab}}, Files: []render.PromFile{{Path: "out/ab.jsonl", Rows: len(rs)}}}); err != nil {
 		t.Fatal(err)
 	}
-	got = parseProm(t, b.Bytes())
+	got = promtest.Samples(t, "prometheus text", b.Bytes())
 	noPath(t, b.Bytes())
-	checkSample(t, got, key("faultwin_ab_fault_failed_rows"), 10)
+	promtest.Sample(t, got, key("faultwin_ab_fault_failed_rows"), 10)
 }
 
 // noPath fails on a series with a label its metric does not have: no
@@ -253,14 +206,14 @@ func TestPrometheusShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := parseProm(t, b.Bytes())
+	got := promtest.Samples(t, "prometheus text", b.Bytes())
 	noPath(t, b.Bytes())
-	checkSample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,shard=1/2,window=W4_30}", 2)
-	checkSample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,shard=2/2,window=W4_30}", 1)
-	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,shard=1/2}", float64(r1[1].Run.Finished.UnixMilli())/1e3)
-	checkSample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,shard=2/2}", float64(r2[0].Run.Finished.UnixMilli())/1e3)
-	checkSample(t, got, "faultwin_file_rows{file=results-shard-1.jsonl}", 2)
-	checkSample(t, got, "faultwin_file_seal{file=results-shard-2.jsonl,state=sealed}", 1)
+	promtest.Sample(t, got, "faultwin_window_pass_rows{arm=fault,driver=refsup,family=W4,shard=1/2,window=W4_30}", 2)
+	promtest.Sample(t, got, "faultwin_window_fail_rows{arm=fault,driver=refsup,family=W4,shard=2/2,window=W4_30}", 1)
+	promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,shard=1/2}", float64(r1[1].Run.Finished.UnixMilli())/1e3)
+	promtest.Sample(t, got, "faultwin_last_row_timestamp_seconds{driver=refsup,shard=2/2}", float64(r2[0].Run.Finished.UnixMilli())/1e3)
+	promtest.Sample(t, got, "faultwin_file_rows{file=results-shard-1.jsonl}", 2)
+	promtest.Sample(t, got, "faultwin_file_seal{file=results-shard-2.jsonl,state=sealed}", 1)
 	if v := got["faultwin_last_row_timestamp_seconds{driver=refsup,shard=2/2}"]; v != float64(t0.Add(time.Hour+4100*time.Millisecond).Unix())+0.1 {
 		t.Errorf("shard 2's last row at %v, want %v + 4.1 s in Unix seconds", v, t0.Add(time.Hour))
 	}

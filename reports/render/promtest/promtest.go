@@ -4,10 +4,13 @@ package promtest
 
 import (
 	"bytes"
+	"math"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -52,5 +55,50 @@ func Labels(t testing.TB, what string, text []byte) {
 				}
 			}
 		}
+	}
+}
+
+// Samples parses Prometheus text with the Prometheus text parser and
+// returns every sample by "name{label=value,...}" (labels sorted), failing
+// t on text the parser refuses, a duplicate series, or a metric that is not
+// a faultwin_ gauge with HELP; what names the text in errors.
+func Samples(t testing.TB, what string, text []byte) map[string]float64 {
+	t.Helper()
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatalf("%s: the Prometheus text parser refuses it: %v\n%s", what, err, text)
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "faultwin_") || f.GetType() != dto.MetricType_GAUGE || f.GetHelp() == "" {
+			t.Errorf("%s: %s: type %v, help %q: want a faultwin_ gauge with HELP", what, name, f.GetType(), f.GetHelp())
+		}
+		for _, m := range f.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			sort.Strings(ls)
+			key := name + "{" + strings.Join(ls, ",") + "}"
+			if _, dup := out[key]; dup {
+				t.Errorf("%s: duplicate series %s", what, key)
+			}
+			out[key] = m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+// Sample fails t unless got holds key with the value want: NaN where want
+// is NaN, a number within 1e-9 of want otherwise (never NaN for a number).
+func Sample(t testing.TB, got map[string]float64, key string, want float64) {
+	t.Helper()
+	v, ok := got[key]
+	switch {
+	case !ok:
+		t.Errorf("no sample %s", key)
+	case math.IsNaN(want) != math.IsNaN(v), !math.IsNaN(want) && math.Abs(v-want) > 1e-9:
+		t.Errorf("%s = %v, want %v", key, v, want)
 	}
 }
