@@ -43,7 +43,9 @@ what it wrote (the whole of it in the log file named), the roles of the
 description whose first new process appeared during it (argv, comm,
 cgroup), and for an operation the phases whose evidence was seen, in
 order. A step that fails names the description's fields to look at; a
-phase never seen names its evidence's field. A call whose process exited
+phase never seen names its evidence's field (an operation the supervisor
+refused lists its phases as not reached: its refusal is the failure to
+read, not the phases' evidence). A call whose process exited
 while another kept its stdout or stderr open is named with the holder:
 the harness treats the call as over at its exit, as a window does.
 

@@ -58,6 +58,25 @@ func TestRenderRolesPhasesAndHolders(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, got)
 		}
 	}
+	// A supervisor that refuses the operation ends it before its phases:
+	// they are not reached, not a field to look at (the refusal's own line is).
+	b.Reset()
+	refused := s
+	refused.Exit, refused.Err, refused.Look = 1, "exit status 1", []string{"operations.restore.run", "base"}
+	refused.Output = "Error response from daemon: content already exists\n"
+	renderStep(&b, refused)
+	got = b.String()
+	for _, want := range []string{
+		"phases not reached, the operation having ended (exit 1 after 0.20 s): criu_restoring",
+		"operations.restore.run: exit 1 after 0.20 s: Error response from daemon: content already exists; look at operations.restore.run and base",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "never seen") {
+		t.Errorf("a phase after a refused operation rendered as never seen:\n%s", got)
+	}
 	b.Reset()
 	renderStep(&b, drivers.TryStep{What: "sweep 1", Look: []string{"sweep[0]"}, Exit: 125, Err: "exit status 125", Excused: "judged by what it leaves"})
 	if got := b.String(); !strings.HasPrefix(got, "  warn sweep 1") || !strings.Contains(got, "not counted: judged by what it leaves") {
