@@ -7,6 +7,7 @@
 # with seccomp as scripts/install-latest.sh builds the release, into
 # $PREFIX/runc-v1.5.3/bin/runc and, with the patch,
 # $PREFIX/runc-v1.5.3-patched/bin/runc ("runc version 1.5.3+<patch>").
+# containerd: build_containerd below (docs/findings/containerd-checkpoint-frozen-task.md).
 set -euo pipefail
 PREFIX=${PREFIX:-/opt/faultwin/ab}
 RUNC=v1.5.3
@@ -36,3 +37,36 @@ build() {
 }
 build "$PREFIX/runc-$RUNC" ""
 build "$PREFIX/runc-$RUNC-patched" "+$name" "$patch"
+
+# containerd: v2.4.2's source from the Go module proxy, its containerd, ctr
+# and containerd-shim-runc-v2 built with the tag no_btrfs as
+# scripts/install-latest.sh builds the release, into
+# $PREFIX/containerd-v2.4.2/bin ("2.4.2+unknown", the release's own string)
+# and, with ctr-checkpoint-pause-record.patch,
+# $PREFIX/containerd-v2.4.2-patched/bin ("2.4.2+<patch>"): the A/B of
+# docs/findings/containerd-checkpoint-frozen-task.md.
+build_containerd() {
+  local tag=v2.4.2 cpatch name src dir suffix p arm
+  cpatch=$(cd "$(dirname "$0")/.." && pwd)/docs/findings/patches/ctr-checkpoint-pause-record.patch
+  name=$(basename "$cpatch" .patch)
+  src=$(go mod download -json "github.com/containerd/containerd/v2@$tag" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d $src ]] || { echo "install-patched: no source for containerd $tag"; exit 1; }
+  for arm in release patched; do
+    dir=$PREFIX/containerd-$tag suffix=+unknown p=
+    [[ $arm == release ]] || dir=$dir-patched suffix=+$name p=$cpatch
+    if [[ -x $dir/bin/ctr && -x $dir/bin/containerd && -x $dir/bin/containerd-shim-runc-v2 ]] &&
+      [[ $("$dir/bin/ctr" --version) == "ctr github.com/containerd/containerd/v2 ${tag#v}$suffix" ]] &&
+      { [[ -z $p ]] || [[ $dir/bin/ctr -nt $p ]]; }; then
+      echo "install-patched: $("$dir/bin/ctr" --version) already in $dir/bin"
+      continue
+    fi
+    rm -rf "$work/containerd" && cp -r "$src" "$work/containerd" && chmod -R u+w "$work/containerd"
+    [[ -z $p ]] || (cd "$work/containerd" && patch -p1 --no-backup-if-mismatch < "$p")
+    mkdir -p "$dir/bin"
+    (cd "$work/containerd" && go build -mod=mod -tags no_btrfs -trimpath \
+      -ldflags "-X github.com/containerd/containerd/v2/version.Version=${tag#v}$suffix" -o "$dir/bin/" \
+      ./cmd/containerd ./cmd/ctr ./cmd/containerd-shim-runc-v2)
+    echo "install-patched: $("$dir/bin/containerd" --version) in $dir/bin"
+  done
+}
+build_containerd
