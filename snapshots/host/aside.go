@@ -135,12 +135,15 @@ func netIno(path string) uint64 {
 // that places it in no cgroup named as a run's or CRIU's and in the
 // harness's pid, mount and net namespaces, with no other namespace of
 // another than the host's it could be read in. It records what it could not read for
-// setAside.
-func (ps *procScan) readAside(c *candidate) {
+// setAside. It returns false when the process ended while it was read: a
+// neighbour's short-lived process that begins to exit here has already
+// released the namespaces and cgroups these reads go through, and is
+// neither set aside nor a gap but gone (or, not yet reaped, a zombie).
+func (ps *procScan) readAside(c *candidate) bool {
 	own := ps.ownFacts()
 	cgs, err := c.pr.Cgroups()
 	if err != nil || len(cgs) == 0 {
-		return
+		return !ps.ended(c)
 	}
 	why := []string{"host cgroup /"}
 	var other []string
@@ -148,7 +151,7 @@ func (ps *procScan) readAside(c *candidate) {
 		switch {
 		case cg.Path == "/":
 		case runLike(cg.Path):
-			return // a run's, or named as one (a run's direct mark is read apart)
+			return true // a run's, or named as one (a run's direct mark is read apart)
 		case own.cgroups[hierarchy(cg)] == cg.Path:
 			why[0] = "the harness's cgroups"
 		case !slices.Contains(other, cg.Path):
@@ -161,7 +164,7 @@ func (ps *procScan) readAside(c *candidate) {
 		why[0] = "cgroup " + strings.Join(other, ", ") + " not a run's"
 	}
 	if !ps.hostPidNS(c, own) || !ps.hostMntNS(c, own) || !ps.hostNetNS(c, own) {
-		return
+		return !ps.ended(c)
 	}
 	why = append(why, "host pid, mnt and net namespaces")
 	c.unread.kinds = nil
@@ -169,7 +172,7 @@ func (ps *procScan) readAside(c *candidate) {
 		ino, err := readNS(ps.root, strconv.Itoa(c.p.PID), kind)
 		switch {
 		case err == nil && ps.foreignNS(ino):
-			return // a run's maybe: setAside does not read it again
+			return true // a run's maybe: setAside does not read it again
 		case err == nil, gone(err):
 			// the host's, or a kind this kernel lacks
 		default:
@@ -177,6 +180,26 @@ func (ps *procScan) readAside(c *candidate) {
 		}
 	}
 	c.asideWhy = strings.Join(why, ", ")
+	return true
+}
+
+// ended reports whether c, whose readable parts could not be read, ended
+// while it was read: gone, or its pid taken by another. One that is
+// exiting or a zombie by now is marked so (Zombie: what it held is being
+// released, as for every exiting process read) and kept.
+func (ps *procScan) ended(c *candidate) bool {
+	now, err := c.pr.Stat()
+	switch {
+	case err != nil:
+		return gone(err)
+	case now.Starttime != c.p.StartTime:
+		return true
+	case now.State == "Z" || now.State == "X":
+		c.p.State, c.zombie = now.State, true
+	case now.Flags&pfExiting != 0:
+		c.p.Exiting = true
+	}
+	return false
 }
 
 // runLike reports whether a cgroup path has a component named as a run's

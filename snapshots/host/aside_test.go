@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"faultwin/snapshots"
 )
 
@@ -276,5 +278,65 @@ func TestRefusedThenReadableIsReadNormally(t *testing.T) {
 	}
 	if pauses != 2 {
 		t.Errorf("%d pauses; want 2 (reading stops once none is refused)", pauses)
+	}
+}
+
+// A refused neighbour that begins to exit after its last re-read has
+// released the namespaces its readable parts are read through (the
+// kernel answers its mount table with EINVAL, its net entries with
+// nothing): it is gone or exiting, never a gap. Before, a short-lived
+// neighbour caught so stopped a judge ("cannot rule out").
+func TestRefusedNeighbourExitingWhileReadAside(t *testing.T) {
+	for _, end := range []string{"gone", "exiting", "zombie", "alive"} {
+		t.Run(end, func(t *testing.T) {
+			f := newFakeTree(t)
+			f.proc(300, 1, "link", "/", "/usr/local/go/pkg/tool/linux_amd64/link")
+			f.refuse(300)
+			ps := newProcScan(f.root, fakeRoots, snapshots.Decoys{})
+			ps.sleep = func(time.Duration) {}
+			pfs, err := procfs.NewFS(f.root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps.fs = pfs
+			ps.readSelf(&incomplete{})
+			ps.readHostNS()
+			pr, err := pfs.Proc(300)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := ps.read(pr)
+			if c == nil || !c.refused {
+				t.Fatalf("read %+v: want a refused process", c)
+			}
+			// what exit_task_namespaces leaves readable of it
+			_ = os.RemoveAll(filepath.Join(f.root, "300", "mountinfo"))
+			_ = os.RemoveAll(filepath.Join(f.root, "300", "net"))
+			switch end {
+			case "gone":
+				_ = os.RemoveAll(filepath.Join(f.root, "300"))
+			case "exiting":
+				f.write("300/stat", statLine(300, "D", pfExiting, 3000))
+			case "zombie":
+				f.write("300/stat", statLine(300, "Z", 0, 3000))
+			}
+			alive := ps.readAside(c)
+			switch end {
+			case "gone":
+				if alive {
+					t.Error("a process gone while read aside is kept")
+				}
+			case "exiting", "zombie":
+				if !alive || !c.p.Zombie() {
+					t.Errorf("alive %v, zombie %v: want kept as exiting, never a gap", alive, c.p.Zombie())
+				}
+			case "alive":
+				// Not exiting and its namespaces unreadable: what it is
+				// cannot be told, so it stays a gap, as before.
+				if !alive || c.p.Zombie() || c.asideWhy != "" {
+					t.Errorf("alive %v, zombie %v, aside %q: want a gap", alive, c.p.Zombie(), c.asideWhy)
+				}
+			}
+		})
 	}
 }

@@ -110,11 +110,14 @@ func (ps *procScan) scan(ctx context.Context, inc *incomplete) ([]snapshots.Proc
 		}
 	}
 	cands = ps.reread(cands)
+	kept := cands[:0]
 	for _, c := range cands {
-		if ps.rereadable(c) && !c.zombie {
-			ps.readAside(c)
+		if ps.rereadable(c) && !c.zombie && !ps.readAside(c) {
+			continue // it ended while it was read
 		}
+		kept = append(kept, c)
 	}
+	cands = kept
 	ps.decide(cands)
 	ps.cands = cands
 	return ps.emit(), nil
