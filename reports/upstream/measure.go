@@ -262,7 +262,7 @@ func readTranscript(root string, t *Transcript) (*transcript, error) {
 				inVersions = true
 				out.versions = append(out.versions, l)
 			case inVersions && strings.HasPrefix(l, " "):
-				out.versions = append(out.versions, strings.TrimSpace(l))
+				out.versions = append(out.versions, strings.TrimPrefix(l, "  "))
 			default:
 				inVersions = false
 			}

@@ -7,7 +7,8 @@
 # containerd of its own, ctr, a /proc poll for the runc that checkpoints, a
 # kill -9 of containerd, containerd started again, the retried checkpoint.
 #
-# Run as root on a host with containerd, runc, CRIU and busybox-static:
+# Run as root on a host with containerd, runc, CRIU and busybox-static
+# (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):
 #   scripts/repro/containerd-checkpoint-frozen-task.sh
 # It prints REPRODUCED or NOT REPRODUCED with what the retry said, and
 # removes everything it made (its containerd's root, state and sockets

@@ -6,7 +6,8 @@
 # containerd of its own, ctr, a /proc poll for the runc that restores, a
 # kill -9 of its shim, the retried restore as a user would run it.
 #
-# Run as root on a host with containerd, runc, CRIU and busybox-static:
+# Run as root on a host with containerd, runc, CRIU and busybox-static
+# (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):
 #   scripts/repro/containerd-restore-leftovers.sh
 # It prints REPRODUCED or NOT REPRODUCED with what the retry said, and
 # removes everything it made.

@@ -7,7 +7,8 @@
 # poll for the runc that creates, a kill -9 of the new shim, the user's
 # removal, containerd stopped, the sockets listed.
 #
-# Run as root on a host with containerd, runc and busybox-static:
+# Run as root on a host with containerd, runc and busybox-static
+# (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):
 #   scripts/repro/containerd-shim-socket-left.sh
 # It prints REPRODUCED or NOT REPRODUCED with the sockets left, and then
 # removes everything it made, those sockets included.
