@@ -45,10 +45,13 @@ esac
 # The workaround: remove what the cut restore left under fw1's name, then
 # restore again from the same checkpoint.
 timeout 10 $C task rm -f fw1 >/dev/null 2>&1; timeout 10 $C containers rm fw1 >/dev/null 2>&1; timeout 10 $C snapshots rm fw1 >/dev/null 2>&1
-if timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 >/dev/null 2>&1 && $C task ls | grep -q '^fw1 .*RUNNING'; then
+again=$(timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 2>&1)
+arc=$?
+sleep 0.5
+if $C task ls | grep -q '^fw1 .*RUNNING'; then
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: it runs"
 else
-	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: still not running"
+	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore (exit $arc${again:+, \"$(echo "$again" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
 fi
 echo "REPRODUCED: the shim killed while runc restore (pid $seen) ran; the retried restore says: $(echo "$out" | tail -1); workaround: $workaround"
 exit 0
