@@ -389,7 +389,7 @@ func (r *renderer) provenance() string {
 	var b strings.Builder
 	b.WriteString("## Not part of the issue: where its figures come from\n\n")
 	for _, m := range r.figOrder {
-		fmt.Fprintf(&b, "- %s: `%s`", m.fig.Label, m.fig.File)
+		fmt.Fprintf(&b, "- %s: `%s`", m.fig.Label, strings.Join(m.fig.files(), "`, `"))
 		if m.fig.Driver != "" {
 			fmt.Fprintf(&b, " (driver `%s`)", m.fig.Driver)
 		}
