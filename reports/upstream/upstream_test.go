@@ -74,3 +74,33 @@ transcripts:`, 1)
 		t.Errorf("a figure citing a window its file does not have rendered (err %v)", err)
 	}
 }
+
+// TestFigureCountsMoreFiles: a figure's more: files are counted with its
+// file as one (a soak's passes written to files of their own), and one of
+// them gone is an error naming it.
+func TestFigureCountsMoreFiles(t *testing.T) {
+	fig := func(more string) []byte {
+		return []byte(strings.Replace(string(page("  - label: X\n    gen: [figures]\n")), "transcripts:", `figures:
+  - name: f
+    file: results/podman/soak-10-a73a452.jsonl.gz
+    driver: podman
+`+more+`    label: counted
+    windows: [{id: PRL22, what: x}]
+    columns: [{name: c, label: c}]
+transcripts:`, 1))
+	}
+	one, err := Render(root, fig(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := Render(root, fig("    more: [results/podman/soak-10-a73a452.jsonl.gz]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(one), "| x | 10/10 |") || !strings.Contains(string(two), "| x | 20/20 |") {
+		t.Errorf("the same file counted once and twice:\n%s\n%s", one, two)
+	}
+	if _, err := Render(root, fig("    more: [results/podman/no-such-pass.jsonl.gz]\n")); err == nil || !strings.Contains(err.Error(), "no-such-pass") {
+		t.Errorf("a more: file that is gone rendered (err %v)", err)
+	}
+}
