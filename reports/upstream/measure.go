@@ -215,6 +215,7 @@ type transcript struct {
 	t              *Transcript
 	command, host  string
 	header         []string
+	inVersions     []bool // header[i] is a line of the versions block
 	firstRun, last string
 	reproduced     count
 	versions       []string
@@ -261,7 +262,6 @@ func readTranscript(root string, t *Transcript) (*transcript, error) {
 		if out.firstRun != "" {
 			continue
 		}
-		out.header = append(out.header, l)
 		if t.Versions != "" {
 			switch {
 			case strings.HasPrefix(l, t.Versions):
@@ -273,6 +273,8 @@ func readTranscript(root string, t *Transcript) (*transcript, error) {
 				inVersions = false
 			}
 		}
+		out.header = append(out.header, l)
+		out.inVersions = append(out.inVersions, inVersions)
 	}
 	switch {
 	case out.command == "":

@@ -200,7 +200,14 @@ func (r *renderer) genTranscripts() string {
 	}
 	for _, t := range r.transOrder {
 		fmt.Fprintf(&b, "\n%s, the first run and the summary:\n\n```\n%s\n", t.t.Label, t.command)
-		for _, l := range t.header {
+		for i, l := range t.header {
+			// The versions, printed in full under their own field, once.
+			if at := r.versionsField(); at != "" && t.inVersions[i] {
+				if i == 0 || !t.inVersions[i-1] {
+					fmt.Fprintf(&b, "%s (in full under %q)\n", l, at)
+				}
+				continue
+			}
 			b.WriteString(l + "\n")
 		}
 		b.WriteString(t.firstRun + "\n")
@@ -210,6 +217,17 @@ func (r *renderer) genTranscripts() string {
 		b.WriteString(t.last + "\n```\n")
 	}
 	return b.String()
+}
+
+// versionsField is the label of the field the versions are rendered
+// under, if any.
+func (r *renderer) versionsField() string {
+	for _, f := range r.page.Form {
+		if slices.Contains(f.Gen, "versions") {
+			return f.Label
+		}
+	}
+	return ""
 }
 
 // link is a path from the repository's root as a link from the page.
