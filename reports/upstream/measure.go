@@ -217,14 +217,20 @@ type transcript struct {
 	header         []string
 	inVersions     []bool // header[i] is a line of the versions block
 	firstRun, last string
-	reproduced     count
-	versions       []string
-	runs           int
+	// A script run once per run (make repro marks each "run <i>: exit
+	// <status>"): when its first run did not reproduce, the output and
+	// run line of the first that did (exit 0).
+	shown      []string
+	shownRun   string
+	reproduced count
+	versions   []string
+	runs       int
 }
 
 var (
 	reproducedLine = regexp.MustCompile(`^reproduced (\d+)/(\d+)\b`)
 	runLine        = regexp.MustCompile(`^run \d+: `)
+	exitZero       = regexp.MustCompile(`^run \d+: exit 0$`)
 )
 
 func readTranscript(root string, t *Transcript) (*transcript, error) {
@@ -235,6 +241,7 @@ func readTranscript(root string, t *Transcript) (*transcript, error) {
 	out := &transcript{t: t}
 	inVersions := false
 	found := false
+	var block []string // the lines since the last run line
 	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(l, "$ ") && out.command == "":
@@ -254,12 +261,17 @@ func readTranscript(root string, t *Transcript) (*transcript, error) {
 		}
 		if runLine.MatchString(l) {
 			out.runs++
-			if out.firstRun == "" {
+			switch {
+			case out.firstRun == "":
 				out.firstRun = l
+			case out.shownRun == "" && !exitZero.MatchString(out.firstRun) && exitZero.MatchString(l):
+				out.shown, out.shownRun = block, l
 			}
+			block = nil
 			continue
 		}
 		if out.firstRun != "" {
+			block = append(block, l)
 			continue
 		}
 		if t.Versions != "" {

@@ -192,6 +192,9 @@ func (r *renderer) gen(g string) (string, error) {
 	return "", fmt.Errorf("gen %q: want transcripts, figures, versions, host-os, host-kernel, related, lacks or script:PATH", g)
 }
 
+// genTranscripts renders each transcript's k/N, then its command, its
+// header, its first run, and when that did not reproduce the first that
+// did, and its summary.
 func (r *renderer) genTranscripts() string {
 	var b strings.Builder
 	b.WriteString("| standalone script run | reproduced |\n|---|---|\n")
@@ -211,6 +214,13 @@ func (r *renderer) genTranscripts() string {
 			b.WriteString(l + "\n")
 		}
 		b.WriteString(t.firstRun + "\n")
+		if t.shownRun != "" {
+			b.WriteString("...\n")
+			for _, l := range t.shown {
+				b.WriteString(l + "\n")
+			}
+			b.WriteString(t.shownRun + "\n")
+		}
 		if t.runs > 1 {
 			b.WriteString("...\n")
 		}

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -102,5 +104,27 @@ transcripts:`, 1))
 	}
 	if _, err := Render(root, fig("    more: [results/podman/no-such-pass.jsonl.gz]\n")); err == nil || !strings.Contains(err.Error(), "no-such-pass") {
 		t.Errorf("a more: file that is gone rendered (err %v)", err)
+	}
+}
+
+// TestTranscriptShowsTheFirstRunThatReproduced: when a script run once per
+// run did not reproduce on its first run, the excerpt shows the first run
+// that did as well.
+func TestTranscriptShowsTheFirstRunThatReproduced(t *testing.T) {
+	dir := t.TempDir()
+	tr := "$ for i in $(seq 3); do s.sh; done\n# host: Linux h; Debian; cgroup v2\nversions:\n  tool 1.0\n" +
+		"NOT REPRODUCED: missed\nrun 1: exit 1\nwhat it waited on\nREPRODUCED: caught\nrun 2: exit 0\nREPRODUCED: again\nrun 3: exit 0\nreproduced 2/3 (could not set up: 0)\n"
+	if err := os.WriteFile(filepath.Join(dir, "t.txt"), []byte(tr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pg := strings.Replace(string(page("  - label: X\n    gen: [transcripts]\n")), "docs/findings/transcripts/runc-restore-delete-rootfs-debian-1.1.5.txt", "t.txt", 1)
+	pg = strings.Replace(pg, `versions: "runc:"`, `versions: "versions:"`, 1)
+	out, err := Render(dir, []byte(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "versions:\n  tool 1.0\nNOT REPRODUCED: missed\nrun 1: exit 1\n...\nwhat it waited on\nREPRODUCED: caught\nrun 2: exit 0\n...\nreproduced 2/3"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("the excerpt lacks the first run that reproduced; want\n%s\nin\n%s", want, out)
 	}
 }
