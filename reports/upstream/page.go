@@ -89,6 +89,10 @@ type Transcript struct {
 	// version output ("runc:"): that line and the indented lines after
 	// it are the version the form asks for.
 	Versions string `yaml:"versions"`
+	// SameAs names an earlier transcript run with the same tools: this
+	// one's versions block is shown neither in its excerpt nor again
+	// under the versions field.
+	SameAs string `yaml:"same_as"`
 }
 
 // Field is one field of the project's issue form: hand-written text

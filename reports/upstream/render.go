@@ -39,6 +39,15 @@ func Render(root string, b []byte) ([]byte, error) {
 		if _, dup := r.trans[t.Name]; dup || t.Name == "" {
 			return nil, fmt.Errorf("transcript %q: a transcript needs a name of its own", t.Name)
 		}
+		if t.SameAs != "" {
+			same, ok := r.trans[t.SameAs]
+			if !ok {
+				return nil, fmt.Errorf("transcript %s: same_as %q names no transcript before it", t.Name, t.SameAs)
+			}
+			if t.Versions == "" {
+				t.Versions = same.t.Versions
+			}
+		}
 		tr, err := readTranscript(root, t)
 		if err != nil {
 			return nil, err
@@ -315,7 +324,7 @@ func (r *renderer) genFigures(names string) (string, error) {
 func (r *renderer) genVersions() string {
 	var b strings.Builder
 	for _, t := range r.transOrder {
-		if len(t.versions) == 0 {
+		if len(t.versions) == 0 || t.t.SameAs != "" {
 			continue
 		}
 		fmt.Fprintf(&b, "%s, as the script printed it:\n\n```\n%s\n```\n\n", t.t.Label, strings.Join(t.versions, "\n"))

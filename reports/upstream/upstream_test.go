@@ -128,3 +128,24 @@ func TestTranscriptShowsTheFirstRunThatReproduced(t *testing.T) {
 		t.Errorf("the excerpt lacks the first run that reproduced; want\n%s\nin\n%s", want, out)
 	}
 }
+
+// TestSameAsPrintsVersionsOnce: a transcript run with the same tools as an
+// earlier one (same_as) does not print its versions a second time.
+func TestSameAsPrintsVersionsOnce(t *testing.T) {
+	pg := strings.Replace(string(page("  - label: X\n    gen: [transcripts, versions]\n")), "form:", `  - name: again
+    path: docs/findings/transcripts/runc-restore-delete-rootfs-debian-1.1.5.txt
+    label: the same again
+    same_as: tr
+form:`, 1)
+	out, err := Render(root, []byte(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), ", as the script printed it:"); n != 1 {
+		t.Errorf("versions printed %d times, want once:\n%s", n, out)
+	}
+	bad := strings.Replace(pg, "same_as: tr", "same_as: nope", 1)
+	if _, err := Render(root, []byte(bad)); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("same_as naming no transcript rendered (err %v)", err)
+	}
+}
