@@ -52,6 +52,21 @@ if $C task ls | grep -q '^fw1 .*RUNNING'; then
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: it runs"
 else
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore (exit $arc${again:+, \"$(echo "$again" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
+	# What else the cut restore left: runc's own state of fw1 (ctr's
+	# --runc-root, per namespace). Remove it too, and the three again.
+	left=$(runc --root "$S/runc/repro" list -q 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
+	timeout 10 $C task rm -f fw1 >/dev/null 2>&1; timeout 10 $C containers rm fw1 >/dev/null 2>&1; timeout 10 $C snapshots rm fw1 >/dev/null 2>&1
+	runc --root "$S/runc/repro" delete --force fw1 >/dev/null 2>&1
+	third=$(timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 2>&1)
+	trc=$?
+	sleep 0.5
+	if $C task ls | grep -q '^fw1 .*RUNNING'; then
+		workaround="$workaround; runc's state left: ${left:-none}; with runc delete --force fw1 as well, the restore: it runs"
+	else
+		workaround="$workaround; runc's state left: ${left:-none}; with runc delete --force fw1 as well, the restore (exit $trc${third:+, \"$(echo "$third" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
+	fi
 fi
+echo "containerd's log of the cut restore:"
+grep -E 'shim disconnected|cleaning up|dead shim|level=error' "$S/containerd.log" | sed 's/^/  /' | head -8
 echo "REPRODUCED: the shim killed while runc restore (pid $seen) ran; the retried restore says: $(echo "$out" | tail -1); workaround: $workaround"
 exit 0

@@ -39,5 +39,13 @@ for s in $(ls /run/containerd/s 2>/dev/null | sort | comm -13 "$S/sockets.before
 	left="$left /run/containerd/s/$s"
 done
 [ -n "$left" ] || { echo "NOT REPRODUCED: no socket of the killed shim is left"; exit 1; }
-echo "REPRODUCED: the shim killed at runc create (pid $seen); after the task and container were removed and containerd stopped, left:$left"
+# What containerd said of the dead shim, and whether anything listens on
+# what is left (ss -xl lists the bound unix sockets).
+echo "containerd's log of fw1's shim:"
+grep -E 'shim disconnected|cleaning up|dead shim|fw1' "$S/containerd.log" | sed 's/^/  /' | tail -8
+listening=""
+for l in $left; do
+	ss -xl 2>/dev/null | grep -q " ${l#unix://} " && listening="$listening $l"
+done
+echo "REPRODUCED: the shim killed at runc create (pid $seen); after the task and container were removed and containerd stopped, left:$left; listened on: ${listening:-none}"
 exit 0
