@@ -52,18 +52,26 @@ if $C task ls | grep -q '^fw1 .*RUNNING'; then
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: it runs"
 else
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore (exit $arc${again:+, \"$(echo "$again" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
-	# What else the cut restore left: runc's own state of fw1 (ctr's
-	# --runc-root, per namespace). Remove it too, and the three again.
-	left=$(runc --root "$S/runc/repro" list -q 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
+	# What else the cut restore left: runc's own state directory of fw1
+	# (ctr's --runc-root, per namespace), which runc restore refuses when
+	# it exists. runc delete --force, then the directory itself if runc
+	# does not know it (no state.json); the three removals again.
+	d=$S/runc/repro/fw1
+	if [ -d "$d" ]; then
+		left="$d ($(ls "$d" 2>/dev/null | tr '\n' ' ' | sed 's/ $//'))"
+		[ -e "$d/state.json" ] || left="$left, no state.json"
+	fi
 	timeout 10 $C task rm -f fw1 >/dev/null 2>&1; timeout 10 $C containers rm fw1 >/dev/null 2>&1; timeout 10 $C snapshots rm fw1 >/dev/null 2>&1
-	runc --root "$S/runc/repro" delete --force fw1 >/dev/null 2>&1
+	del=$(runc --root "$S/runc/repro" delete --force fw1 2>&1 | tail -1)
+	[ -d "$d" ] && rm -rf --one-file-system "$d" && del="${del:+$del; }the directory removed by hand"
+	left="${left:-none}; runc delete --force fw1: ${del:-done}"
 	third=$(timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 2>&1)
 	trc=$?
 	sleep 0.5
 	if $C task ls | grep -q '^fw1 .*RUNNING'; then
-		workaround="$workaround; runc's state left: ${left:-none}; with runc delete --force fw1 as well, the restore: it runs"
+		workaround="$workaround; runc's state left: $left; then the restore: it runs"
 	else
-		workaround="$workaround; runc's state left: ${left:-none}; with runc delete --force fw1 as well, the restore (exit $trc${third:+, \"$(echo "$third" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
+		workaround="$workaround; runc's state left: $left; then the restore (exit $trc${third:+, \"$(echo "$third" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
 	fi
 fi
 echo "containerd's log of the cut restore:"
