@@ -1,9 +1,9 @@
 #!/bin/sh
 # containerd killed while `ctr containers checkpoint --task` has its shim's
-# runc checkpoint the task leaves the task frozen: after containerd is started again,
-# `ctr task ls` lists it PAUSED and the retried checkpoint fails with
-# "cannot pause a paused container" (faultwin windows CC1_50, CC1_150;
-# docs/findings/containerd-checkpoint-frozen-task.md). No faultwin: a
+# runc checkpoint the task leaves the task frozen: after containerd is
+# started again, `ctr task ls` lists it PAUSED and the retried checkpoint
+# fails with "cannot pause a paused container"
+# (docs/findings/containerd-checkpoint-frozen-task.md). Standalone: a
 # containerd of its own, ctr, a /proc poll for the runc that checkpoints, a
 # kill -9 of containerd, containerd started again, the retried checkpoint.
 #

@@ -1,10 +1,10 @@
 #!/bin/sh
 # The shim killed while `ctr containers restore --live` has it run `runc
-# restore` leaves the container record and its snapshot: the retried
-# restore fails with `snapshot "fw1": already exists` (faultwin window
-# CR2; docs/findings/containerd-restore-leftovers.md). No faultwin: a
-# containerd of its own, ctr, a /proc poll for the runc that restores, a
-# kill -9 of its shim, the retried restore as a user would run it.
+# restore` leaves the container record and its snapshot: the retried restore
+# fails with `snapshot "fw1": already exists`
+# (docs/findings/containerd-restore-leftovers.md). Standalone: a containerd
+# of its own, ctr, a /proc poll for the runc that restores, a kill -9 of its
+# shim, the retried restore as a user would run it.
 #
 # Run as root on a host with containerd, runc, CRIU and busybox-static
 # (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):

@@ -1,11 +1,11 @@
 #!/bin/sh
 # The runc v2 shim killed the moment it runs `runc create` for `ctr run`
-# leaves its socket under /run/containerd/s after the task and container
-# are removed and containerd stopped (faultwin
-# window CS3; docs/findings/containerd-shim-socket-left.md,
-# containerd#11292). No faultwin: a containerd of its own, ctr, a /proc
-# poll for the runc that creates, a kill -9 of the new shim, the user's
-# removal, containerd stopped, the sockets listed.
+# leaves its socket under /run/containerd/s after the task and container are
+# removed and containerd stopped
+# (docs/findings/containerd-shim-socket-left.md, containerd#11292).
+# Standalone: a containerd of its own, ctr, a /proc poll for the runc that
+# creates, a kill -9 of the new shim, the user's removal, containerd
+# stopped, the sockets listed.
 #
 # Run as root on a host with containerd, runc and busybox-static
 # (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):

@@ -1,8 +1,8 @@
 #!/bin/sh
-# podman killed while `runc restore` runs loses the checkpoint: runc's state
-# of the container stays, and every later `podman container restore` fails
-# with "runc: container with given ID already exists" (faultwin windows PRL4,
-# PR4, PRL7; findings F773f7b2f and F67549965). No faultwin: podman's own
+# podman killed while `runc restore` runs leaves runc's state of the
+# container, and every later `podman container restore` fails
+# with "runc: container with given ID already exists"
+# (docs/findings/podman-restore-already-exists.md). Standalone: podman's own
 # CLI, a /proc poll for the runc that restores, a kill -9 of podman, then
 # podman's own cleanup and the retried restore, as a user would run them.
 #

@@ -1,13 +1,12 @@
 #!/bin/sh
 # podman killed once `runc restore` has exited, before it saves the
 # container's state, has already begun to delete the checkpoint: the
-# checkpoint is cut or gone and the container does not run (faultwin
-# window PRL22; docs/findings/podman-restore-cuts-checkpoint.md). No
-# faultwin: podman's own CLI, a /proc poll for the runc that restores, a
-# wait on that runc's own /proc entry and then on the checkpoint's files
-# (shell builtins only, so the kill follows by microseconds, not a fork's
-# milliseconds), a kill -9 of podman, then podman's own cleanup and the
-# retried restore.
+# checkpoint is cut or gone and the container does not run
+# (docs/findings/podman-restore-cuts-checkpoint.md). Standalone: podman's
+# own CLI, a /proc poll for the runc that restores, a wait on that runc's
+# own /proc entry and then on the checkpoint's files (shell builtins only,
+# so the kill follows by microseconds, not a fork's milliseconds), a kill -9
+# of podman, then podman's own cleanup and the retried restore.
 #
 # Run as root on a host with podman, conmon, CRIU, busybox-static and an
 # OCI runtime (runc; OCI_RUNTIME=crun for another, PODMAN= for another podman):

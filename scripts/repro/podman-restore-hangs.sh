@@ -1,14 +1,14 @@
 #!/bin/sh
 # runc killed after CRIU resumed the restored container, while `podman
-# container restore` waits on it: the restore never returns (faultwin
-# window PRL21; docs/findings/podman-restore-hangs.md). No faultwin:
-# podman's own CLI, a /proc poll for the runc that restores and for its
-# CRIU, then a wait on that CRIU's own /proc entry in shell builtins only
-# (the gap between CRIU's exit and runc's is a few ms: a poll that forks
-# pgrep each turn misses it), a kill -9 of runc, then 30 s for podman.
-# While podman waits, it shows what the container's new conmon waits on:
-# its kernel stack, the system call it is in, the pipe that call reads and
-# which processes hold that pipe open.
+# container restore` waits on it: conmon blocks reading runc's stderr, and
+# the restore waits until podman's 240 s timeout
+# (docs/findings/podman-restore-hangs.md). Standalone: podman's own CLI, a
+# /proc poll for the runc that restores and for its CRIU, then a wait on
+# that CRIU's own /proc entry in shell builtins only (the gap between CRIU's
+# exit and runc's is a few ms: a poll that forks pgrep each turn misses it),
+# a kill -9 of runc, then 30 s for podman. While podman waits, it shows what
+# the container's new conmon waits on: its kernel stack, the system call it
+# is in, the pipe that call reads and which processes hold that pipe open.
 #
 # Run as root on a host with podman, conmon, CRIU, busybox-static and an
 # OCI runtime (runc; OCI_RUNTIME=crun for another, PODMAN= for another podman):
