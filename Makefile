@@ -180,8 +180,8 @@ nightly:
 
 ## repro: every reproduction without faultwin (scripts/repro/*.sh: a supervisor's own CLI, a /proc poll, kill -9,
 ## the symptom printed) REPRO_N times, k/N each, each script's transcript written to docs/findings/transcripts
-## (REPRO_ONLY=name runs one, REPRO_TAG=v1.5.3 RUNC=... names the transcript for another build); fails only when a
-## script cannot set up (nightly tier)
+## (REPRO_ONLY=name runs one, REPRO_TAG=v1.5.3 names the transcript for another build, which RUNC=, BIN_DIR=,
+## PODMAN= or OCI_RUNTIME= picks); fails only when a script cannot set up (nightly tier)
 REPRO_N ?= 10
 repro:
 	scripts/repro/run.sh $(REPRO_N)

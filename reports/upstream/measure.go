@@ -83,9 +83,10 @@ func (m matcher) shows(results []criteria.Result, whole string) bool {
 // whose chain or seals do not hold, and a window or driver the file does
 // not have, are errors: the page cites what is not there.
 func measure(root string, fig *Figure, components []string) (*measured, error) {
-	path := filepath.Join(root, fig.File)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("figure %s: %w", fig.Name, err)
+	for _, file := range fig.files() {
+		if _, err := os.Stat(filepath.Join(root, file)); err != nil {
+			return nil, fmt.Errorf("figure %s: %w", fig.Name, err)
+		}
 	}
 	var ms []matcher
 	input := false
@@ -105,7 +106,7 @@ func measure(root string, fig *Figure, components []string) (*measured, error) {
 	seen := make([]int, len(fig.Windows))
 	driverSeen := false
 	var jsonErr error
-	f := decoded.Read(path, func(_ int, rec *decoded.Record, in *criteria.Input) {
+	row := func(_ int, rec *decoded.Record, in *criteria.Input) {
 		if rec.Window.ID == "" || (fig.Driver != "" && rec.Driver != fig.Driver) {
 			return
 		}
@@ -142,20 +143,25 @@ func measure(root string, fig *Figure, components []string) (*measured, error) {
 				tab[wi][ci].K++
 			}
 		}
-	})
+	}
+	for _, file := range fig.files() {
+		f := decoded.Read(filepath.Join(root, file), row)
+		switch {
+		case f.ReadErr != nil:
+			return nil, fmt.Errorf("figure %s: %s does not read to its end: %v", fig.Name, file, f.ReadErr)
+		case f.Chain != nil:
+			return nil, fmt.Errorf("figure %s: %s: chain broken: %v", fig.Name, file, f.Chain)
+		}
+	}
 	switch {
-	case f.ReadErr != nil:
-		return nil, fmt.Errorf("figure %s: %s does not read to its end: %v", fig.Name, fig.File, f.ReadErr)
-	case f.Chain != nil:
-		return nil, fmt.Errorf("figure %s: %s: chain broken: %v", fig.Name, fig.File, f.Chain)
 	case jsonErr != nil:
 		return nil, fmt.Errorf("figure %s: %v", fig.Name, jsonErr)
 	case fig.Driver != "" && !driverSeen:
-		return nil, fmt.Errorf("figure %s: %s has no row of driver %s", fig.Name, fig.File, fig.Driver)
+		return nil, fmt.Errorf("figure %s: %s has no row of driver %s", fig.Name, strings.Join(fig.files(), ", "), fig.Driver)
 	}
 	for i, n := range seen {
 		if n == 0 {
-			return nil, fmt.Errorf("figure %s: %s has no row of window %s", fig.Name, fig.File, fig.Windows[i].ID)
+			return nil, fmt.Errorf("figure %s: %s has no row of window %s", fig.Name, strings.Join(fig.files(), ", "), fig.Windows[i].ID)
 		}
 	}
 	return out, nil
@@ -209,15 +215,22 @@ type transcript struct {
 	t              *Transcript
 	command, host  string
 	header         []string
+	inVersions     []bool // header[i] is a line of the versions block
 	firstRun, last string
-	reproduced     count
-	versions       []string
-	runs           int
+	// A script run once per run (make repro marks each "run <i>: exit
+	// <status>"): when its first run did not reproduce, the output and
+	// run line of the first that did (exit 0).
+	shown      []string
+	shownRun   string
+	reproduced count
+	versions   []string
+	runs       int
 }
 
 var (
 	reproducedLine = regexp.MustCompile(`^reproduced (\d+)/(\d+)\b`)
 	runLine        = regexp.MustCompile(`^run \d+: `)
+	exitZero       = regexp.MustCompile(`^run \d+: exit 0$`)
 )
 
 func readTranscript(root string, t *Transcript) (*transcript, error) {
@@ -228,6 +241,7 @@ func readTranscript(root string, t *Transcript) (*transcript, error) {
 	out := &transcript{t: t}
 	inVersions := false
 	found := false
+	var block []string // the lines since the last run line
 	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(l, "$ ") && out.command == "":
@@ -247,26 +261,32 @@ func readTranscript(root string, t *Transcript) (*transcript, error) {
 		}
 		if runLine.MatchString(l) {
 			out.runs++
-			if out.firstRun == "" {
+			switch {
+			case out.firstRun == "":
 				out.firstRun = l
+			case out.shownRun == "" && !exitZero.MatchString(out.firstRun) && exitZero.MatchString(l):
+				out.shown, out.shownRun = block, l
 			}
+			block = nil
 			continue
 		}
 		if out.firstRun != "" {
+			block = append(block, l)
 			continue
 		}
-		out.header = append(out.header, l)
 		if t.Versions != "" {
 			switch {
 			case strings.HasPrefix(l, t.Versions):
 				inVersions = true
 				out.versions = append(out.versions, l)
 			case inVersions && strings.HasPrefix(l, " "):
-				out.versions = append(out.versions, strings.TrimSpace(l))
+				out.versions = append(out.versions, strings.TrimPrefix(l, "  "))
 			default:
 				inVersions = false
 			}
 		}
+		out.header = append(out.header, l)
+		out.inVersions = append(out.inVersions, inVersions)
 	}
 	switch {
 	case out.command == "":

@@ -45,15 +45,21 @@ type Page struct {
 // its measured runs (PASS or FAIL) show each column, and the same for its
 // controls (the window disarmed).
 type Figure struct {
-	Name   string `yaml:"name"`
-	File   string `yaml:"file"`   // from the repository's root
-	Driver string `yaml:"driver"` // only this driver's rows, when set
-	Label  string `yaml:"label"`  // in plain words: what ran
+	Name string `yaml:"name"`
+	File string `yaml:"file"` // from the repository's root
+	// More is further rows files of the same runs (a soak's passes
+	// written to files of their own), counted with File as one.
+	More   []string `yaml:"more"`
+	Driver string   `yaml:"driver"` // only this driver's rows, when set
+	Label  string   `yaml:"label"`  // in plain words: what ran
 	// Windows name each window counted and say, in plain words, what
 	// was killed and when.
 	Windows []Window `yaml:"windows"`
 	Columns []Column `yaml:"columns"`
 }
+
+// files are the rows files a figure counts, File first.
+func (f *Figure) files() []string { return append([]string{f.File}, f.More...) }
 
 // Window is a window counted by a figure.
 type Window struct {
@@ -83,6 +89,10 @@ type Transcript struct {
 	// version output ("runc:"): that line and the indented lines after
 	// it are the version the form asks for.
 	Versions string `yaml:"versions"`
+	// SameAs names an earlier transcript run with the same tools: this
+	// one's versions block is shown neither in its excerpt nor again
+	// under the versions field.
+	SameAs string `yaml:"same_as"`
 }
 
 // Field is one field of the project's issue form: hand-written text
@@ -171,8 +181,10 @@ func CitedRows(b []byte) []string {
 	}
 	var out []string
 	for _, f := range p.page.Figures {
-		if !slices.Contains(out, f.File) {
-			out = append(out, f.File)
+		for _, file := range f.files() {
+			if !slices.Contains(out, file) {
+				out = append(out, file)
+			}
 		}
 	}
 	return out

@@ -39,6 +39,15 @@ func Render(root string, b []byte) ([]byte, error) {
 		if _, dup := r.trans[t.Name]; dup || t.Name == "" {
 			return nil, fmt.Errorf("transcript %q: a transcript needs a name of its own", t.Name)
 		}
+		if t.SameAs != "" {
+			same, ok := r.trans[t.SameAs]
+			if !ok {
+				return nil, fmt.Errorf("transcript %s: same_as %q names no transcript before it", t.Name, t.SameAs)
+			}
+			if t.Versions == "" {
+				t.Versions = same.t.Versions
+			}
+		}
 		tr, err := readTranscript(root, t)
 		if err != nil {
 			return nil, err
@@ -192,6 +201,9 @@ func (r *renderer) gen(g string) (string, error) {
 	return "", fmt.Errorf("gen %q: want transcripts, figures, versions, host-os, host-kernel, related, lacks or script:PATH", g)
 }
 
+// genTranscripts renders each transcript's k/N, then its command, its
+// header, its first run, and when that did not reproduce the first that
+// did, and its summary.
 func (r *renderer) genTranscripts() string {
 	var b strings.Builder
 	b.WriteString("| standalone script run | reproduced |\n|---|---|\n")
@@ -200,16 +212,41 @@ func (r *renderer) genTranscripts() string {
 	}
 	for _, t := range r.transOrder {
 		fmt.Fprintf(&b, "\n%s, the first run and the summary:\n\n```\n%s\n", t.t.Label, t.command)
-		for _, l := range t.header {
+		for i, l := range t.header {
+			// The versions, printed in full under their own field, once.
+			if at := r.versionsField(); at != "" && t.inVersions[i] {
+				if i == 0 || !t.inVersions[i-1] {
+					fmt.Fprintf(&b, "%s (in full under %q)\n", l, at)
+				}
+				continue
+			}
 			b.WriteString(l + "\n")
 		}
 		b.WriteString(t.firstRun + "\n")
+		if t.shownRun != "" {
+			b.WriteString("...\n")
+			for _, l := range t.shown {
+				b.WriteString(l + "\n")
+			}
+			b.WriteString(t.shownRun + "\n")
+		}
 		if t.runs > 1 {
 			b.WriteString("...\n")
 		}
 		b.WriteString(t.last + "\n```\n")
 	}
 	return b.String()
+}
+
+// versionsField is the label of the field the versions are rendered
+// under, if any.
+func (r *renderer) versionsField() string {
+	for _, f := range r.page.Form {
+		if slices.Contains(f.Gen, "versions") {
+			return f.Label
+		}
+	}
+	return ""
 }
 
 // link is a path from the repository's root as a link from the page.
@@ -287,7 +324,7 @@ func (r *renderer) genFigures(names string) (string, error) {
 func (r *renderer) genVersions() string {
 	var b strings.Builder
 	for _, t := range r.transOrder {
-		if len(t.versions) == 0 {
+		if len(t.versions) == 0 || t.t.SameAs != "" {
 			continue
 		}
 		fmt.Fprintf(&b, "%s, as the script printed it:\n\n```\n%s\n```\n\n", t.t.Label, strings.Join(t.versions, "\n"))
@@ -389,7 +426,7 @@ func (r *renderer) provenance() string {
 	var b strings.Builder
 	b.WriteString("## Not part of the issue: where its figures come from\n\n")
 	for _, m := range r.figOrder {
-		fmt.Fprintf(&b, "- %s: `%s`", m.fig.Label, m.fig.File)
+		fmt.Fprintf(&b, "- %s: `%s`", m.fig.Label, strings.Join(m.fig.files(), "`, `"))
 		if m.fig.Driver != "" {
 			fmt.Fprintf(&b, " (driver `%s`)", m.fig.Driver)
 		}

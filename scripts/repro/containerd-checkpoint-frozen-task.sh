@@ -1,13 +1,14 @@
 #!/bin/sh
 # containerd killed while `ctr containers checkpoint --task` has its shim's
-# runc checkpoint the task leaves the task frozen: after containerd is started again,
-# `ctr task ls` lists it PAUSED and the retried checkpoint fails with
-# "cannot pause a paused container" (faultwin windows CC1_50, CC1_150;
-# docs/findings/containerd-checkpoint-frozen-task.md). No faultwin: a
+# runc checkpoint the task leaves the task frozen: after containerd is
+# started again, `ctr task ls` lists it PAUSED and the retried checkpoint
+# fails with "cannot pause a paused container"
+# (docs/findings/containerd-checkpoint-frozen-task.md). Standalone: a
 # containerd of its own, ctr, a /proc poll for the runc that checkpoints, a
 # kill -9 of containerd, containerd started again, the retried checkpoint.
 #
-# Run as root on a host with containerd, runc, CRIU and busybox-static:
+# Run as root on a host with containerd, runc, CRIU and busybox-static
+# (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):
 #   scripts/repro/containerd-checkpoint-frozen-task.sh
 # It prints REPRODUCED or NOT REPRODUCED with what the retry said, and
 # removes everything it made (its containerd's root, state and sockets

@@ -1,12 +1,13 @@
 #!/bin/sh
 # The shim killed while `ctr containers restore --live` has it run `runc
-# restore` leaves the container record and its snapshot: the retried
-# restore fails with `snapshot "fw1": already exists` (faultwin window
-# CR2; docs/findings/containerd-restore-leftovers.md). No faultwin: a
-# containerd of its own, ctr, a /proc poll for the runc that restores, a
-# kill -9 of its shim, the retried restore as a user would run it.
+# restore` leaves the container record and its snapshot: the retried restore
+# fails with `snapshot "fw1": already exists`
+# (docs/findings/containerd-restore-leftovers.md). Standalone: a containerd
+# of its own, ctr, a /proc poll for the runc that restores, a kill -9 of its
+# shim, the retried restore as a user would run it.
 #
-# Run as root on a host with containerd, runc, CRIU and busybox-static:
+# Run as root on a host with containerd, runc, CRIU and busybox-static
+# (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):
 #   scripts/repro/containerd-restore-leftovers.sh
 # It prints REPRODUCED or NOT REPRODUCED with what the retry said, and
 # removes everything it made.
@@ -44,10 +45,36 @@ esac
 # The workaround: remove what the cut restore left under fw1's name, then
 # restore again from the same checkpoint.
 timeout 10 $C task rm -f fw1 >/dev/null 2>&1; timeout 10 $C containers rm fw1 >/dev/null 2>&1; timeout 10 $C snapshots rm fw1 >/dev/null 2>&1
-if timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 >/dev/null 2>&1 && $C task ls | grep -q '^fw1 .*RUNNING'; then
+again=$(timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 2>&1)
+arc=$?
+sleep 0.5
+if $C task ls | grep -q '^fw1 .*RUNNING'; then
 	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: it runs"
 else
-	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore: still not running"
+	workaround="ctr task rm -f, containers rm and snapshots rm of fw1, then the restore (exit $arc${again:+, \"$(echo "$again" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
+	# What else the cut restore left: runc's own state directory of fw1
+	# (ctr's --runc-root, per namespace), which runc restore refuses when
+	# it exists. runc delete --force, then the directory itself if runc
+	# does not know it (no state.json); the three removals again.
+	d=$S/runc/repro/fw1
+	if [ -d "$d" ]; then
+		left="$d ($(ls "$d" 2>/dev/null | tr '\n' ' ' | sed 's/ $//'))"
+		[ -e "$d/state.json" ] || left="$left, no state.json"
+	fi
+	timeout 10 $C task rm -f fw1 >/dev/null 2>&1; timeout 10 $C containers rm fw1 >/dev/null 2>&1; timeout 10 $C snapshots rm fw1 >/dev/null 2>&1
+	del=$(runc --root "$S/runc/repro" delete --force fw1 2>&1 | tail -1)
+	[ -d "$d" ] && rm -rf --one-file-system "$d" && del="${del:+$del; }the directory removed by hand"
+	left="${left:-none}; runc delete --force fw1: ${del:-done}"
+	third=$(timeout 30 $C containers restore --live fw1 localhost/containerd-repro-ckpt:1 2>&1)
+	trc=$?
+	sleep 0.5
+	if $C task ls | grep -q '^fw1 .*RUNNING'; then
+		workaround="$workaround; runc's state left: $left; then the restore: it runs"
+	else
+		workaround="$workaround; runc's state left: $left; then the restore (exit $trc${third:+, \"$(echo "$third" | tail -1)\"}): fw1 is $($C task ls | awk '$1 == "fw1" {print $3}' | grep . || echo "not listed")"
+	fi
 fi
+echo "containerd's log of the cut restore:"
+grep -E 'shim disconnected|cleaning up|dead shim|level=error' "$S/containerd.log" | sed 's/^/  /' | head -8
 echo "REPRODUCED: the shim killed while runc restore (pid $seen) ran; the retried restore says: $(echo "$out" | tail -1); workaround: $workaround"
 exit 0

@@ -1,13 +1,14 @@
 #!/bin/sh
 # The runc v2 shim killed the moment it runs `runc create` for `ctr run`
-# leaves its socket under /run/containerd/s after the task and container
-# are removed and containerd stopped (faultwin
-# window CS3; docs/findings/containerd-shim-socket-left.md,
-# containerd#11292). No faultwin: a containerd of its own, ctr, a /proc
-# poll for the runc that creates, a kill -9 of the new shim, the user's
-# removal, containerd stopped, the sockets listed.
+# leaves its socket under /run/containerd/s after the task and container are
+# removed and containerd stopped
+# (docs/findings/containerd-shim-socket-left.md, containerd#11292).
+# Standalone: a containerd of its own, ctr, a /proc poll for the runc that
+# creates, a kill -9 of the new shim, the user's removal, containerd
+# stopped, the sockets listed.
 #
-# Run as root on a host with containerd, runc and busybox-static:
+# Run as root on a host with containerd, runc and busybox-static
+# (BIN_DIR=<dir> puts another containerd, ctr, shim and runc first):
 #   scripts/repro/containerd-shim-socket-left.sh
 # It prints REPRODUCED or NOT REPRODUCED with the sockets left, and then
 # removes everything it made, those sockets included.
@@ -38,5 +39,13 @@ for s in $(ls /run/containerd/s 2>/dev/null | sort | comm -13 "$S/sockets.before
 	left="$left /run/containerd/s/$s"
 done
 [ -n "$left" ] || { echo "NOT REPRODUCED: no socket of the killed shim is left"; exit 1; }
-echo "REPRODUCED: the shim killed at runc create (pid $seen); after the task and container were removed and containerd stopped, left:$left"
+# What containerd said of the dead shim, and whether anything listens on
+# what is left (ss -xl lists the bound unix sockets).
+echo "containerd's log of fw1's shim:"
+grep -E 'shim disconnected|cleaning up|dead shim|fw1' "$S/containerd.log" | sed 's/^/  /' | tail -8
+listening=""
+for l in $left; do
+	ss -xl 2>/dev/null | grep -q " ${l#unix://} " && listening="$listening $l"
+done
+echo "REPRODUCED: the shim killed at runc create (pid $seen); after the task and container were removed and containerd stopped, left:$left; listened on: ${listening:-none}"
 exit 0

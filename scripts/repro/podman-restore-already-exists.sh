@@ -1,12 +1,13 @@
 #!/bin/sh
-# podman killed while `runc restore` runs loses the checkpoint: runc's state
-# of the container stays, and every later `podman container restore` fails
-# with "runc: container with given ID already exists" (faultwin windows PRL4,
-# PR4, PRL7; findings F773f7b2f and F67549965). No faultwin: podman's own
+# podman killed while `runc restore` runs leaves runc's state of the
+# container, and every later `podman container restore` fails
+# with "runc: container with given ID already exists"
+# (docs/findings/podman-restore-already-exists.md). Standalone: podman's own
 # CLI, a /proc poll for the runc that restores, a kill -9 of podman, then
 # podman's own cleanup and the retried restore, as a user would run them.
 #
-# Run as root on a host with podman, runc, conmon, CRIU and busybox-static:
+# Run as root on a host with podman, conmon, CRIU, busybox-static and an
+# OCI runtime (runc; OCI_RUNTIME=crun for another, PODMAN= for another podman):
 #   scripts/repro/podman-restore-already-exists.sh
 # It prints REPRODUCED or NOT REPRODUCED and the retried restore's output,
 # and removes everything it made (its own storage, runc root and cgroup
@@ -19,14 +20,14 @@ podman_pid=$!
 killed=""
 i=0
 while [ -z "$killed" ] && [ $i -lt 5000 ] && kill -0 "$podman_pid" 2>/dev/null; do
-	# The runc that restores the container, started by its new conmon.
-	if killed=$(pgrep -f "runc --root=$S/runc .* restore " | head -1) && [ -n "$killed" ]; then
+	# The runtime that restores the container, started by its new conmon.
+	if killed=$(pgrep -f "$RTN --root=$S/runc .* restore " | head -1) && [ -n "$killed" ]; then
 		kill -9 "$podman_pid"
 	fi
 	i=$((i + 1))
 done
 wait "$podman_pid" 2>/dev/null
-[ -n "$killed" ] || { echo "NOT REPRODUCED: runc restore never seen"; exit 1; }
+[ -n "$killed" ] || { echo "NOT REPRODUCED: $RTN restore never seen"; exit 1; }
 sleep 1
 
 $P container cleanup fw1 >/dev/null 2>&1
@@ -37,11 +38,11 @@ case "$out" in
 esac
 # The workaround: delete runc's state of the container (outside podman's
 # interface), then restore again; the checkpoint is still there.
-for id in $(runc --root "$S/runc" list -q 2>/dev/null); do runc --root "$S/runc" delete --force "$id" >/dev/null 2>&1; done
+for id in $("$RT" --root "$S/runc" list -q 2>/dev/null); do "$RT" --root "$S/runc" delete --force "$id" >/dev/null 2>&1; done
 if $P container restore fw1 >/dev/null 2>&1 && [ "$($P container inspect --format '{{.State.Status}}' fw1 2>/dev/null)" = running ]; then
-	workaround="runc delete --force of its state, then podman container restore: it runs again"
+	workaround="$RTN delete --force of its state, then podman container restore: it runs again"
 else
-	workaround="runc delete --force of its state, then podman container restore: still not running"
+	workaround="$RTN delete --force of its state, then podman container restore: still not running"
 fi
-echo "REPRODUCED: podman killed while runc restore (pid $killed) ran; the retried restore says: $(echo "$out" | tail -1); workaround: $workaround"
+echo "REPRODUCED: podman killed while $RTN restore (pid $killed) ran; the retried restore says: $(echo "$out" | tail -1); workaround: $workaround"
 exit 0

@@ -1,15 +1,15 @@
 #!/bin/sh
 # podman killed once `runc restore` has exited, before it saves the
 # container's state, has already begun to delete the checkpoint: the
-# checkpoint is cut or gone and the container does not run (faultwin
-# window PRL22; docs/findings/podman-restore-cuts-checkpoint.md). No
-# faultwin: podman's own CLI, a /proc poll for the runc that restores, a
-# wait on that runc's own /proc entry and then on the checkpoint's files
-# (shell builtins only, so the kill follows by microseconds, not a fork's
-# milliseconds), a kill -9 of podman, then podman's own cleanup and the
-# retried restore.
+# checkpoint is cut or gone and the container does not run
+# (docs/findings/podman-restore-cuts-checkpoint.md). Standalone: podman's
+# own CLI, a /proc poll for the runc that restores, a wait on that runc's
+# own /proc entry and then on the checkpoint's files (shell builtins only,
+# so the kill follows by microseconds, not a fork's milliseconds), a kill -9
+# of podman, then podman's own cleanup and the retried restore.
 #
-# Run as root on a host with podman, runc, conmon, CRIU and busybox-static:
+# Run as root on a host with podman, conmon, CRIU, busybox-static and an
+# OCI runtime (runc; OCI_RUNTIME=crun for another, PODMAN= for another podman):
 #   scripts/repro/podman-restore-cuts-checkpoint.sh
 # It prints REPRODUCED (the checkpoint lost files) or NOT REPRODUCED, with
 # the count of files before and after and the retried restore's output,
@@ -28,10 +28,10 @@ podman_pid=$!
 runc=""
 i=0
 while [ -z "$runc" ] && [ $i -lt 5000 ] && kill -0 "$podman_pid" 2>/dev/null; do
-	runc=$(pgrep -f "runc --root=$S/runc .* restore " | head -1)
+	runc=$(pgrep -f "$RTN --root=$S/runc .* restore " | head -1)
 	i=$((i + 1))
 done
-[ -n "$runc" ] || { wait "$podman_pid" 2>/dev/null; echo "NOT REPRODUCED: runc restore never seen"; exit 1; }
+[ -n "$runc" ] || { wait "$podman_pid" 2>/dev/null; echo "NOT REPRODUCED: $RTN restore never seen"; exit 1; }
 # runc exited and its conmon reaped it: podman has runc's answer. About a
 # millisecond later (0.7 to 1.3 ms in four runs here) it starts removing the
 # checkpoint, and it saves the container's state only after that. Kill it
@@ -62,7 +62,7 @@ out=$($P container restore fw1 2>&1)
 state=$($P container inspect --format '{{.State.Status}}' fw1 2>/dev/null)
 if [ "$after" -lt "$before" ]; then
 	if [ -d "$ck" ]; then what="cut: $after of its $before files left"; else what="gone: the directory removed"; fi
-	echo "REPRODUCED: podman killed after runc restore (pid $runc) exited, once it had removed ${gone#$ck/}; the checkpoint is $what; the retried restore says: $(echo "$out" | tail -1); the container is $state"
+	echo "REPRODUCED: podman killed after $RTN restore (pid $runc) exited, once it had removed ${gone#$ck/}; the checkpoint is $what; the retried restore says: $(echo "$out" | tail -1); the container is $state"
 	exit 0
 fi
 echo "NOT REPRODUCED: the checkpoint kept its $before files; the retried restore says: $(echo "$out" | tail -1); the container is $state"

@@ -11,10 +11,13 @@
 # script marked "# repro: counts its own runs" is run once with N instead:
 # it makes and removes its own state each run, prints its versions and
 # "reproduced k/N" last, and exits 0 when it could run, 2 or more when it
-# could not set up. make repro (nightly tier).
+# could not set up. A script run once per run prints its tools' versions
+# on the first run only (REPRO_VERSIONS=0 on the others); each run's output
+# is followed by "run <i>: exit <status>". make repro (nightly tier).
 #   REPRO_ONLY="runc-restore-delete-rootfs"   only those scripts (names without .sh)
 #   REPRO_TAG=v1.5.3 RUNC=/opt/.../runc       the transcript's name ends -v1.5.3; the
-#                                             variables a script reads (RUNC) pass through
+#                                             variables a script reads (RUNC, BIN_DIR,
+#                                             OCI_RUNTIME, PODMAN, HANG_WAIT) pass through
 set -u
 n=${1:-10}
 dir=$(dirname "$0")
@@ -29,7 +32,7 @@ cgroup2fs) cgv=v2 ;;
 esac
 # The variables the scripts read, as set for this run: the transcript's command line shows them.
 envs=""
-for v in RUNC KILL_AT PODMAN CTR CONTAINERD; do
+for v in RUNC KILL_AT PODMAN BIN_DIR OCI_RUNTIME HANG_WAIT; do
 	eval "val=\${$v-}"
 	[ -n "$val" ] && envs="$envs$v=$val "
 done
@@ -46,7 +49,7 @@ for s in "$dir"/*.sh; do
 		if grep -q '^# repro: counts its own runs' "$s"; then
 			echo "\$ ${envs}scripts/repro/$name.sh $n"
 		else
-			echo "\$ for i in \$(seq $n); do ${envs}scripts/repro/$name.sh; echo \"exit \$?\"; done"
+			echo "\$ for i in \$(seq $n); do REPRO_VERSIONS=\$((i == 1)) ${envs}scripts/repro/$name.sh; echo \"run \$i: exit \$?\"; done"
 		fi
 		echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), faultwin commit $commit"
 		echo "# host: $(uname -a); $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"); cgroup $cgv"
@@ -64,9 +67,11 @@ for s in "$dir"/*.sh; do
 	k=0 broken=0
 	i=1
 	while [ $i -le "$n" ]; do
-		o=$("$s" 2>&1)
+		v=0
+		[ $i -eq 1 ] && v=1
+		o=$(REPRO_VERSIONS=$v "$s" 2>&1)
 		rc=$?
-		{ echo "$o"; echo "exit $rc"; } >> "$t"
+		{ echo "$o"; echo "run $i: exit $rc"; } >> "$t"
 		case $rc in
 		0) k=$((k + 1)) ;;
 		1) ;;
