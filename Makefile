@@ -208,7 +208,8 @@ latest: build hostcheck
 
 ## patched: each patch under docs/findings/patches built with its release, alike, each alone in a directory of
 ## /opt/faultwin/ab (scripts/install-patched.sh: runc v1.5.3 and v1.5.3 + runc-delete-through-mount.patch;
-## containerd v2.4.2 and v2.4.2 + ctr-checkpoint-pause-record.patch);
+## containerd v2.4.2 and v2.4.2 + ctr-checkpoint-pause-record.patch;
+## with PODMAN_SRC a checkout at v5.8.2, podman v5.8.2 and v5.8.2 + podman-restore-save-first.patch);
 ## ab-patched: the finding's windows with their controls on both, AB_N passes alternating, into AB_RESULTS
 ## (scripts/ab-patched.sh; AB_WRAP='flock FILE' holds a shared host one arm's pass at a time; AB_DIR, AB_WINDOWS
 ## and AB_ARMS pick another finding's: scripts/ab-patched.sh says how)

@@ -8,6 +8,11 @@
 # $PREFIX/runc-v1.5.3/bin/runc and, with the patch,
 # $PREFIX/runc-v1.5.3-patched/bin/runc ("runc version 1.5.3+<patch>").
 # containerd: build_containerd below (docs/findings/containerd-checkpoint-frozen-task.md).
+# podman: v5.8.2 from a checkout of its public source at that tag named by
+# PODMAN_SRC (its vendored modules), built as scripts/install-latest.sh
+# builds it, into $PREFIX/podman-v5.8.2/bin/podman and, with
+# podman-restore-save-first.patch, $PREFIX/podman-v5.8.2-patched/bin/podman
+# ("podman version 5.8.2+<patch>"); without PODMAN_SRC the pair is not built.
 set -euo pipefail
 PREFIX=${PREFIX:-/opt/faultwin/ab}
 RUNC=v1.5.3
@@ -70,3 +75,42 @@ build_containerd() {
   done
 }
 build_containerd
+# podman_pair: podman $PODMAN (PODMAN_SRC, a checkout at that tag) as
+# released and with the patch, each copy built alike in one place
+# (-trimpath, install-latest.sh's tags), the patched one's version marked
+# in version/rawversion.
+podman_pair() {
+  local PODMAN=v5.8.2 p dir suffix bin
+  p=$(cd "$(dirname "$0")/.." && pwd)/docs/findings/patches/podman-restore-save-first.patch
+  if [[ -z ${PODMAN_SRC:-} ]]; then
+    echo "install-patched: podman $PODMAN not built: set PODMAN_SRC to a checkout of its source at that tag"
+    return
+  fi
+  [[ -f $PODMAN_SRC/version/rawversion/version.go ]] &&
+    grep -q "RawVersion = \"${PODMAN#v}\"" "$PODMAN_SRC/version/rawversion/version.go" ||
+    { echo "install-patched: $PODMAN_SRC is not podman $PODMAN (version/rawversion/version.go)"; exit 1; }
+  dpkg -s libsqlite3-dev >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev
+  for suffix in "" "+$(basename "$p" .patch)"; do
+    dir=$PREFIX/podman-$PODMAN${suffix:+-patched} bin=$PREFIX/podman-$PODMAN${suffix:+-patched}/bin/podman
+    if [[ -x $bin ]] && [[ $("$bin" --version) == "podman version ${PODMAN#v}$suffix" ]] &&
+      { [[ -z $suffix ]] || [[ $bin -nt $p ]]; }; then
+      echo "install-patched: $("$bin" --version) already at $bin"
+      continue
+    fi
+    rm -rf "$work/podman" && cp -r "$PODMAN_SRC" "$work/podman" && rm -rf "$work/podman/.git"
+    # a source snapshot may lack the vendored SQLite amalgamation (large);
+    # with the libsqlite3 tag it compiles to nothing, so an empty one does
+    local amalgam=$work/podman/vendor/github.com/mattn/go-sqlite3/sqlite3-binding.c
+    [[ -f $amalgam ]] || printf '#ifndef USE_LIBSQLITE3\n#error "built with -tags libsqlite3 only"\n#endif\n' > "$amalgam"
+    if [[ -n $suffix ]]; then
+      (cd "$work/podman" && patch -p1 --no-backup-if-mismatch < "$p")
+      sed -i "s/^const RawVersion = \"${PODMAN#v}\"/const RawVersion = \"${PODMAN#v}$suffix\"/" "$work/podman/version/rawversion/version.go"
+    fi
+    mkdir -p "$dir/bin"
+    (cd "$work/podman" && CGO_ENABLED=1 go build -mod=vendor -trimpath \
+      -tags "seccomp libsqlite3 exclude_graphdriver_btrfs exclude_graphdriver_devicemapper containers_image_openpgp" \
+      -o "$bin" ./cmd/podman)
+    echo "install-patched: $("$bin" --version) at $bin"
+  done
+}
+podman_pair
