@@ -7,6 +7,7 @@ package decoded
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
@@ -37,14 +38,48 @@ type Record struct {
 // Parts are what the report's views read of a row's input: the run's
 // scope, the decoys and the death; of the trace, the points that fired
 // and those of a trigger that never fired (where an external kill
-// landed). A timed window's kill map reads its whole trace and the
-// processes and mounts after the death, which only its records keep.
+// landed). A timed window's kill map reads its whole trace and what the
+// snapshot after the death showed of the run, which only its records keep.
 type Parts struct {
 	Scope      model.Scope
 	Decoys     snapshots.Decoys
 	Trace      []model.TracePoint
 	Death      model.Death
-	AfterDeath *snapshots.Snapshot
+	AfterDeath *AfterDeath
+}
+
+// AfterDeath is what a kill map reads of the snapshot taken right after
+// the death, counted when the row is decoded: the snapshot itself (the
+// run's processes and mounts) is not kept.
+type AfterDeath struct {
+	// CRIUAlive: a criu process (not a decoy, not a zombie) was alive.
+	CRIUAlive bool
+	// Alive counts the run's live processes (criteria.OfRun, zombies
+	// not counted), Mounted the mounts under its state dir (decoys not
+	// counted).
+	Alive, Mounted int
+}
+
+// afterDeath counts what a kill map reads of a, the snapshot after the
+// death of the run sc with decoys d.
+func afterDeath(a snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) *AfterDeath {
+	var o AfterDeath
+	for _, p := range a.Processes {
+		if p.Comm == model.CRIUComm && !p.Zombie() && !p.Decoy {
+			o.CRIUAlive = true
+		}
+	}
+	for _, ow := range criteria.OfRun(a, sc, d) {
+		if !ow.Process.Zombie() {
+			o.Alive++
+		}
+	}
+	for _, m := range a.Mounts {
+		if !m.Decoy && sc.StateDir != "" && model.Within(m.MountPoint, sc.StateDir) {
+			o.Mounted++
+		}
+	}
+	return &o
 }
 
 // Decode decodes r once: it returns its Record, and the whole input as
@@ -94,12 +129,9 @@ func Of(rs ...rows.Row) []Record {
 func parts(r rows.Row, in *criteria.Input) *Parts {
 	p := &Parts{Scope: in.Scope, Decoys: in.Decoys, Death: in.Death}
 	if r.Window.Fault.DelayMS > 0 {
-		// What the kill map reads of it (criteria.OfRun, the CRIU and
-		// mounts left): a pointer into in would keep all of in.
-		a := in.AfterDeath
-		after := snapshots.Snapshot{Label: a.Label, TakenAt: a.TakenAt, Processes: a.Processes, Mounts: a.Mounts,
-			HostNS: a.HostNS, Records: a.Records, Incomplete: a.Incomplete}
-		p.Trace, p.AfterDeath = in.Trace, &after
+		// What the kill map reads of it, counted now: the snapshot's
+		// processes and mounts are most of what a record would hold.
+		p.Trace, p.AfterDeath = in.Trace, afterDeath(in.AfterDeath, in.Scope, in.Decoys)
 		return p
 	}
 	for _, tp := range in.Trace {
@@ -145,6 +177,7 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 	// their criteria the same summaries and many the same evidence: the
 	// records share one copy of each.
 	var same interner = map[string]string{}
+	last := map[string]*Record{}
 	for i, r := range c.Rows {
 		r.Window.Source = same.of(r.Window.Source)
 		rec, in := Decode(r)
@@ -155,6 +188,10 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 				res.Evidence[k] = same.of(e)
 			}
 		}
+		if prev := last[rec.Window.ID]; prev != nil {
+			share(prev, &rec)
+		}
+		last[rec.Window.ID] = &f.Records[i]
 		if each != nil {
 			each(i, &rec, in)
 		}
@@ -164,6 +201,27 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 		}
 	}
 	return f
+}
+
+// share makes rec hold prev's copy of each part the two have equal: its
+// window, its host's facts but the load, its recorded criteria. Rows of
+// one window in a soak mostly repeat them; a reader of many files holds
+// one copy. Readers share them and must not change them.
+func share(prev, rec *Record) {
+	if reflect.DeepEqual(prev.Window, rec.Window) {
+		rec.Window = prev.Window
+	}
+	h := rec.Host
+	h.LoadBefore, h.LoadAfter = prev.Host.LoadBefore, prev.Host.LoadAfter
+	if reflect.DeepEqual(prev.Host, h) {
+		h.LoadBefore, h.LoadAfter = rec.Host.LoadBefore, rec.Host.LoadAfter
+		rec.Host = h
+		rec.Host.Versions, rec.Host.Missing = prev.Host.Versions, prev.Host.Missing
+		rec.Host.Kernel, rec.Host.Distro, rec.Host.CRIUVersion = prev.Host.Kernel, prev.Host.Distro, prev.Host.CRIUVersion
+	}
+	if rec.ResultsErr == nil && prev.ResultsErr == nil && reflect.DeepEqual(prev.Results, rec.Results) {
+		rec.Results = prev.Results
+	}
 }
 
 // interner hands out one copy of each string it is given.

@@ -8,6 +8,7 @@ import (
 	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/rows"
+	"faultwin/snapshots"
 )
 
 // An old row's U1 names its workaround in its summary only: its record
@@ -60,5 +61,36 @@ func TestDecodeOnce(t *testing.T) {
 	r.Input = json.RawMessage(`{"window":{"id":"PR5"},"unknown":true}`)
 	if rec, full := Decode(r); full != nil || rec.InputErr == nil || rec.Parts == nil {
 		t.Errorf("an input the strict decode refuses: whole %v, err %v, parts %v (want them read leniently)", full, rec.InputErr, rec.Parts)
+	}
+}
+
+// A timed window's record keeps what its kill map reads of the snapshot
+// after the death, counted as the kill map counts it, and not the
+// snapshot: a live criu (not a decoy's, not a zombie), the run's live
+// processes and its mounts under the state dir.
+func TestAfterDeathCounted(t *testing.T) {
+	w := model.Window{ID: "W3_30", Family: "W3", Fault: model.Fault{Point: "restore.during_criu", DelayMS: 30}}
+	in := criteria.Input{Window: w, Scope: model.NewScope("/s", "r1")}
+	in.AfterDeath.Processes = []snapshots.Process{
+		{PID: 9, StartTime: 1, State: "S", Comm: "criu", RunEnv: "r1"},
+		{PID: 10, StartTime: 1, State: "Z", Comm: "sh", RunEnv: "r1"},
+		{PID: 11, StartTime: 1, State: "S", Comm: "criu", Decoy: true},
+	}
+	in.AfterDeath.Mounts = []snapshots.Mount{{MountPoint: "/s/r1/sessions/s2/root"}, {MountPoint: "/s/r10/x"}, {MountPoint: "/s/r1/d", Decoy: true}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := Decode(rows.Row{Window: w, Input: b})
+	if rec.Parts == nil || rec.Parts.AfterDeath == nil {
+		t.Fatalf("a timed window's record keeps no counts after the death: %+v", rec.Parts)
+	}
+	if got, want := *rec.Parts.AfterDeath, (AfterDeath{CRIUAlive: true, Alive: 1, Mounted: 1}); got != want {
+		t.Errorf("after the death %+v, want %+v", got, want)
+	}
+	in.AfterDeath.Processes = in.AfterDeath.Processes[1:]
+	b, _ = json.Marshal(in)
+	if rec, _ := Decode(rows.Row{Window: w, Input: b}); rec.Parts.AfterDeath.CRIUAlive {
+		t.Errorf("a decoy's criu or a zombie counted as a live criu: %+v", *rec.Parts.AfterDeath)
 	}
 }
