@@ -7,7 +7,6 @@ package decoded
 
 import (
 	"encoding/json"
-	"reflect"
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
@@ -177,7 +176,6 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 	// their criteria the same summaries and many the same evidence: the
 	// records share one copy of each.
 	var same interner = map[string]string{}
-	last := map[string]*Record{}
 	for i, r := range c.Rows {
 		r.Window.Source = same.of(r.Window.Source)
 		rec, in := Decode(r)
@@ -188,10 +186,6 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 				res.Evidence[k] = same.of(e)
 			}
 		}
-		if prev := last[rec.Window.ID]; prev != nil {
-			share(prev, &rec)
-		}
-		last[rec.Window.ID] = &f.Records[i]
 		if each != nil {
 			each(i, &rec, in)
 		}
@@ -201,27 +195,6 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 		}
 	}
 	return f
-}
-
-// share makes rec hold prev's copy of each part the two have equal: its
-// window, its host's facts but the load, its recorded criteria. Rows of
-// one window in a soak mostly repeat them; a reader of many files holds
-// one copy. Readers share them and must not change them.
-func share(prev, rec *Record) {
-	if reflect.DeepEqual(prev.Window, rec.Window) {
-		rec.Window = prev.Window
-	}
-	h := rec.Host
-	h.LoadBefore, h.LoadAfter = prev.Host.LoadBefore, prev.Host.LoadAfter
-	if reflect.DeepEqual(prev.Host, h) {
-		h.LoadBefore, h.LoadAfter = rec.Host.LoadBefore, rec.Host.LoadAfter
-		rec.Host = h
-		rec.Host.Versions, rec.Host.Missing = prev.Host.Versions, prev.Host.Missing
-		rec.Host.Kernel, rec.Host.Distro, rec.Host.CRIUVersion = prev.Host.Kernel, prev.Host.Distro, prev.Host.CRIUVersion
-	}
-	if rec.ResultsErr == nil && prev.ResultsErr == nil && reflect.DeepEqual(prev.Results, rec.Results) {
-		rec.Results = prev.Results
-	}
 }
 
 // interner hands out one copy of each string it is given.
