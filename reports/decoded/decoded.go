@@ -84,7 +84,11 @@ func afterDeath(a snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) *After
 // Decode decodes r once: it returns its Record, and the whole input as
 // the strict decode gives it (nil when it does not decode strictly), for
 // the replay to judge before it is dropped.
-func Decode(r rows.Row) (Record, *criteria.Input) {
+func Decode(r rows.Row) (Record, *criteria.Input) { return decode(r, true) }
+
+// decode is Decode; without parts, the record's Parts are left nil (a
+// reader that only judges, and keeps no record, reads none of them).
+func decode(r rows.Row, withParts bool) (Record, *criteria.Input) {
 	rec := Record{Row: r}
 	rec.Input, rec.Criteria, rec.Logs, rec.LogsTruncated = nil, nil, nil, nil
 	rec.Results, rec.ResultsErr = Results(r)
@@ -97,7 +101,9 @@ func Decode(r rows.Row) (Record, *criteria.Input) {
 			return rec, nil
 		}
 	}
-	rec.Parts = parts(r, &in)
+	if withParts {
+		rec.Parts = parts(r, &in)
+	}
 	return rec, full
 }
 
@@ -160,16 +166,24 @@ type File struct {
 // of many files holds one file's bytes at a time.
 func Read(path string, each func(i int, rec *Record, in *criteria.Input)) File {
 	c, err := rows.ReadContents(path)
-	return fromContents(c, err, each, true)
+	return fromContents(c, err, each, true, true)
+}
+
+// ReadToJudge is Read for a reader that judges each row in each and keeps
+// no record past it (a replay that prints counts): the records' Parts are
+// not read (nil), whatever the input.
+func ReadToJudge(path string, each func(i int, rec *Record, in *criteria.Input)) File {
+	c, err := rows.ReadContents(path)
+	return fromContents(c, err, each, true, false)
 }
 
 // FromContents is Read over a file already read, whose rows the caller
 // keeps (a merge writes them again).
 func FromContents(c *rows.Contents, readErr error, each func(i int, rec *Record, in *criteria.Input)) File {
-	return fromContents(c, readErr, each, false)
+	return fromContents(c, readErr, each, false, true)
 }
 
-func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *criteria.Input), drop bool) File {
+func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *criteria.Input), drop, withParts bool) File {
 	f := File{Path: c.Path, ReadErr: readErr, Chain: c.Verify(), Seal: c.Sealing(), Lines: c.RowLines}
 	f.Records = make([]Record, len(c.Rows))
 	// A soak's rows of one window carry the same definition, and most of
@@ -178,7 +192,7 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 	var same interner = map[string]string{}
 	for i, r := range c.Rows {
 		r.Window.Source = same.of(r.Window.Source)
-		rec, in := Decode(r)
+		rec, in := decode(r, withParts)
 		for j := range rec.Results {
 			res := &rec.Results[j]
 			res.Summary = same.of(res.Summary)
