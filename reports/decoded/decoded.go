@@ -18,7 +18,9 @@ import (
 // Record is one row decoded once. Its Row keeps the provenance, the
 // window, the verdict as recorded and the host facts; the input's JSON,
 // the recorded criteria's JSON and the logs are not kept (a report reads
-// none of them again, and they are most of a row's bytes).
+// none of them again, and they are most of a row's bytes), nor the steps'
+// durations and what the harness's last resort removed (no reader above
+// the store reads them: a row read through rows keeps them).
 type Record struct {
 	rows.Row
 	// Results are the recorded criteria: decoded strictly, or, for an
@@ -37,8 +39,9 @@ type Record struct {
 // Parts are what the report's views read of a row's input: the run's
 // scope, the decoys and the death; of the trace, the points that fired
 // and those of a trigger that never fired (where an external kill
-// landed). A timed window's kill map reads its whole trace and what the
-// snapshot after the death showed of the run, which only its records keep.
+// landed). A timed window's kill map reads the points passed before the
+// kill too, and what the snapshot after the death showed of the run, which
+// only its records keep.
 type Parts struct {
 	Scope      model.Scope
 	Decoys     snapshots.Decoys
@@ -91,6 +94,7 @@ func Decode(r rows.Row) (Record, *criteria.Input) { return decode(r, true) }
 func decode(r rows.Row, withParts bool) (Record, *criteria.Input) {
 	rec := Record{Row: r}
 	rec.Input, rec.Criteria, rec.Logs, rec.LogsTruncated = nil, nil, nil, nil
+	rec.Durations, rec.Reclaim = nil, nil
 	rec.Results, rec.ResultsErr = Results(r)
 	var in criteria.Input
 	full := &in
@@ -133,16 +137,22 @@ func Of(rs ...rows.Row) []Record {
 
 func parts(r rows.Row, in *criteria.Input) *Parts {
 	p := &Parts{Scope: in.Scope, Decoys: in.Decoys, Death: in.Death}
-	if r.Window.Fault.DelayMS > 0 {
+	timed := r.Window.Fault.DelayMS > 0
+	if timed {
 		// What the kill map reads of it, counted now: the snapshot's
 		// processes and mounts are most of what a record would hold.
-		p.Trace, p.AfterDeath = in.Trace, afterDeath(in.AfterDeath, in.Scope, in.Decoys)
-		return p
+		p.AfterDeath = afterDeath(in.AfterDeath, in.Scope, in.Decoys)
 	}
+	// Where an external kill landed reads the points that fired and
+	// those of a trigger that never fired; a timed window's kill map
+	// reads the points passed before the first of them too.
+	passing := timed
 	for _, tp := range in.Trace {
-		if tp.Fired || model.NotFired(tp.Note) {
+		landed := tp.Fired || model.NotFired(tp.Note)
+		if landed || passing {
 			p.Trace = append(p.Trace, tp)
 		}
+		passing = passing && !landed
 	}
 	return p
 }

@@ -43,10 +43,13 @@ func TestDecodeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rows.Row{Window: w, Input: b, Criteria: json.RawMessage(`[{"id":"P1","pass":true,"judged":true,"summary":"s","extra":1}]`),
-		Logs: map[string]string{"a.log": "text"}}
+		Logs: map[string]string{"a.log": "text"}, Durations: map[string]float64{"prepare": 1}, Reclaim: &model.Reclaim{}}
 	rec, full := Decode(r)
 	if rec.Input != nil || rec.Criteria != nil || rec.Logs != nil {
 		t.Errorf("the record keeps the row's JSON or logs: %d, %d, %d bytes", len(rec.Input), len(rec.Criteria), len(rec.Logs))
+	}
+	if rec.Durations != nil || rec.Reclaim != nil {
+		t.Errorf("the record keeps what no reader of records reads: durations %v, reclaim %v", rec.Durations, rec.Reclaim)
 	}
 	if full == nil || full.Window.ID != "PR5" || rec.InputErr != nil {
 		t.Fatalf("whole input %v, err %v", full, rec.InputErr)
@@ -92,5 +95,26 @@ func TestAfterDeathCounted(t *testing.T) {
 	b, _ = json.Marshal(in)
 	if rec, _ := Decode(rows.Row{Window: w, Input: b}); rec.Parts.AfterDeath.CRIUAlive {
 		t.Errorf("a decoy's criu or a zombie counted as a live criu: %+v", *rec.Parts.AfterDeath)
+	}
+}
+
+// A timed window's record keeps the trace points passed before the kill
+// landed and every point that fired or never fired: what its kill map
+// and the landings read, not the points after.
+func TestTimedTraceKept(t *testing.T) {
+	w := model.Window{ID: "W3_30", Family: "W3", Fault: model.Fault{Point: "restore.during_criu", DelayMS: 30}}
+	in := criteria.Input{Window: w, Trace: []model.TracePoint{{Point: "a"}, {Point: "b"}, {Point: "c", Fired: true},
+		{Point: "d"}, {Point: "e", Note: model.NotFiredNote("stopped")}, {Point: "f"}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := Decode(rows.Row{Window: w, Input: b})
+	var got []string
+	for _, tp := range rec.Parts.Trace {
+		got = append(got, tp.Point)
+	}
+	if strings.Join(got, " ") != "a b c e" {
+		t.Errorf("kept trace points %v, want a b c e", got)
 	}
 }
