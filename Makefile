@@ -226,13 +226,13 @@ nightly-slow: build
 
 ## bench: one pass of the refsup windows and of every described supervisor's smoke set, then the ratios side
 ## by side (snapshot vs its shell equivalent, refsup's checkpoint and restore vs CRIU on the same sessions,
-## harness share per driver, recovery vs its calls, replay throughput); then the refsup pass again with
+## harness share per driver, recovery vs its calls, replay throughput, replay and report of results/ beside BENCH_BASE's: make bench-reports); then the refsup pass again with
 ## BUSY busy loops beside it (scripts/busy.sh, killed whatever happens) and both passes' verdicts side by side
 ## (scripts/loadpair): fails when a verdict moved with the load, other than an INVALID the load explains.
 ## BENCH_LABELS='W3X' limits both refsup passes to those windows; docs/performance.md
 BUSY ?= 2
 BENCH_LABELS ?=
-bench: build hostcheck $(GINKGO)
+bench: build hostcheck $(GINKGO) $(BIN)/faultwin.base
 	@mkdir -p $(OUT)
 	rm -f $(OUT)/bench-*.jsonl $(OUT)/loaded-refsup.jsonl
 	$(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/bench-refsup.jsonl \
@@ -242,11 +242,26 @@ bench: build hostcheck $(GINKGO)
 	  FAULTWIN_RESULTS_DIR=$(OUT) FAULTWIN_RESULTS_PREFIX=bench- FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	    $(GINKGO) run --label-filter="$$d && smoke" --timeout=10m ./windows >/dev/null || true; \
 	done
-	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) $(OUT)/bench-*.jsonl
+	$(GO) run ./scripts/bench --state-root $(STATE_ROOT) --faultwin $(FAULTWIN) --refsup $(REFSUP) --base $(BIN)/faultwin.base $(OUT)/bench-*.jsonl
 	scripts/busy.sh $(BUSY) $(FAULTWIN) run --state-root $(STATE_ROOT) --refsup $(REFSUP) --results $(OUT)/loaded-refsup.jsonl \
 	  $(if $(BENCH_LABELS),--label-filter '$(BENCH_LABELS)') >/dev/null || true
 	$(FAULTWIN) hostcheck --state-root $(STATE_ROOT)
 	$(GO) run ./scripts/loadpair $(OUT)/bench-refsup.jsonl $(OUT)/loaded-refsup.jsonl
+
+## bench-reports: `faultwin replay results/` and `faultwin report results/` (the HTML page), 3 rounds of this
+## build alternated with BENCH_BASE's (default HEAD~1; BENCH_BASE=main, a tag, a commit), medians side by side:
+## wall clock, CPU, peak RSS, the page's bytes, and this/base. No root, nothing on the host; docs/performance.md
+BENCH_BASE ?= HEAD~1
+.PHONY: bench-reports $(BIN)/faultwin.base
+bench-reports: build $(BIN)/faultwin.base
+	$(GO) run ./scripts/bench --reports --faultwin $(FAULTWIN) --base $(BIN)/faultwin.base
+
+# faultwin built from BENCH_BASE's tree (git archive), beside this one
+$(BIN)/faultwin.base:
+	@base=$$(mktemp -d); trap 'rm -rf "$$base"' EXIT; \
+	git archive $$(git rev-parse --verify '$(BENCH_BASE)^{commit}') | tar -x -C "$$base"; \
+	(cd "$$base" && $(GO) build -o $(BIN)/faultwin.base ./cmd/faultwin); \
+	echo "bench: $(BIN)/faultwin.base is $(BENCH_BASE) ($$(git rev-parse --short '$(BENCH_BASE)^{commit}'))"
 
 ## run: the main job for a newcomer: install, build, check the host, run the refsup windows of windows/refsup/*.yaml
 ## (a described supervisor's windows under windows/<name>/ are not among them: make windows-<name>; faultwin run names them)

@@ -18,7 +18,9 @@ import (
 // Record is one row decoded once. Its Row keeps the provenance, the
 // window, the verdict as recorded and the host facts; the input's JSON,
 // the recorded criteria's JSON and the logs are not kept (a report reads
-// none of them again, and they are most of a row's bytes).
+// none of them again, and they are most of a row's bytes), nor the steps'
+// durations and what the harness's last resort removed (no reader above
+// the store reads them: a row read through rows keeps them).
 type Record struct {
 	rows.Row
 	// Results are the recorded criteria: decoded strictly, or, for an
@@ -37,22 +39,62 @@ type Record struct {
 // Parts are what the report's views read of a row's input: the run's
 // scope, the decoys and the death; of the trace, the points that fired
 // and those of a trigger that never fired (where an external kill
-// landed). A timed window's kill map reads its whole trace and the
-// processes and mounts after the death, which only its records keep.
+// landed). A timed window's kill map reads the points passed before the
+// kill too, and what the snapshot after the death showed of the run, which
+// only its records keep.
 type Parts struct {
 	Scope      model.Scope
 	Decoys     snapshots.Decoys
 	Trace      []model.TracePoint
 	Death      model.Death
-	AfterDeath *snapshots.Snapshot
+	AfterDeath *AfterDeath
+}
+
+// AfterDeath is what a kill map reads of the snapshot taken right after
+// the death, counted when the row is decoded: the snapshot itself (the
+// run's processes and mounts) is not kept.
+type AfterDeath struct {
+	// CRIUAlive: a criu process (not a decoy, not a zombie) was alive.
+	CRIUAlive bool
+	// Alive counts the run's live processes (criteria.OfRun, zombies
+	// not counted), Mounted the mounts under its state dir (decoys not
+	// counted).
+	Alive, Mounted int
+}
+
+// afterDeath counts what a kill map reads of a, the snapshot after the
+// death of the run sc with decoys d.
+func afterDeath(a snapshots.Snapshot, sc model.Scope, d snapshots.Decoys) *AfterDeath {
+	var o AfterDeath
+	for _, p := range a.Processes {
+		if p.Comm == model.CRIUComm && !p.Zombie() && !p.Decoy {
+			o.CRIUAlive = true
+		}
+	}
+	for _, ow := range criteria.OfRun(a, sc, d) {
+		if !ow.Process.Zombie() {
+			o.Alive++
+		}
+	}
+	for _, m := range a.Mounts {
+		if !m.Decoy && sc.StateDir != "" && model.Within(m.MountPoint, sc.StateDir) {
+			o.Mounted++
+		}
+	}
+	return &o
 }
 
 // Decode decodes r once: it returns its Record, and the whole input as
 // the strict decode gives it (nil when it does not decode strictly), for
 // the replay to judge before it is dropped.
-func Decode(r rows.Row) (Record, *criteria.Input) {
+func Decode(r rows.Row) (Record, *criteria.Input) { return decode(r, true) }
+
+// decode is Decode; without parts, the record's Parts are left nil (a
+// reader that only judges, and keeps no record, reads none of them).
+func decode(r rows.Row, withParts bool) (Record, *criteria.Input) {
 	rec := Record{Row: r}
 	rec.Input, rec.Criteria, rec.Logs, rec.LogsTruncated = nil, nil, nil, nil
+	rec.Durations, rec.Reclaim = nil, nil
 	rec.Results, rec.ResultsErr = Results(r)
 	var in criteria.Input
 	full := &in
@@ -63,7 +105,9 @@ func Decode(r rows.Row) (Record, *criteria.Input) {
 			return rec, nil
 		}
 	}
-	rec.Parts = parts(r, &in)
+	if withParts {
+		rec.Parts = parts(r, &in)
+	}
 	return rec, full
 }
 
@@ -93,19 +137,22 @@ func Of(rs ...rows.Row) []Record {
 
 func parts(r rows.Row, in *criteria.Input) *Parts {
 	p := &Parts{Scope: in.Scope, Decoys: in.Decoys, Death: in.Death}
-	if r.Window.Fault.DelayMS > 0 {
-		// What the kill map reads of it (criteria.OfRun, the CRIU and
-		// mounts left): a pointer into in would keep all of in.
-		a := in.AfterDeath
-		after := snapshots.Snapshot{Label: a.Label, TakenAt: a.TakenAt, Processes: a.Processes, Mounts: a.Mounts,
-			HostNS: a.HostNS, Records: a.Records, Incomplete: a.Incomplete}
-		p.Trace, p.AfterDeath = in.Trace, &after
-		return p
+	timed := r.Window.Fault.DelayMS > 0
+	if timed {
+		// What the kill map reads of it, counted now: the snapshot's
+		// processes and mounts are most of what a record would hold.
+		p.AfterDeath = afterDeath(in.AfterDeath, in.Scope, in.Decoys)
 	}
+	// Where an external kill landed reads the points that fired and
+	// those of a trigger that never fired; a timed window's kill map
+	// reads the points passed before the first of them too.
+	passing := timed
 	for _, tp := range in.Trace {
-		if tp.Fired || model.NotFired(tp.Note) {
+		landed := tp.Fired || model.NotFired(tp.Note)
+		if landed || passing {
 			p.Trace = append(p.Trace, tp)
 		}
+		passing = passing && !landed
 	}
 	return p
 }
@@ -129,16 +176,24 @@ type File struct {
 // of many files holds one file's bytes at a time.
 func Read(path string, each func(i int, rec *Record, in *criteria.Input)) File {
 	c, err := rows.ReadContents(path)
-	return fromContents(c, err, each, true)
+	return fromContents(c, err, each, true, true)
+}
+
+// ReadToJudge is Read for a reader that judges each row in each and keeps
+// no record past it (a replay that prints counts): the records' Parts are
+// not read (nil), whatever the input.
+func ReadToJudge(path string, each func(i int, rec *Record, in *criteria.Input)) File {
+	c, err := rows.ReadContents(path)
+	return fromContents(c, err, each, true, false)
 }
 
 // FromContents is Read over a file already read, whose rows the caller
 // keeps (a merge writes them again).
 func FromContents(c *rows.Contents, readErr error, each func(i int, rec *Record, in *criteria.Input)) File {
-	return fromContents(c, readErr, each, false)
+	return fromContents(c, readErr, each, false, true)
 }
 
-func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *criteria.Input), drop bool) File {
+func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *criteria.Input), drop, withParts bool) File {
 	f := File{Path: c.Path, ReadErr: readErr, Chain: c.Verify(), Seal: c.Sealing(), Lines: c.RowLines}
 	f.Records = make([]Record, len(c.Rows))
 	// A soak's rows of one window carry the same definition, and most of
@@ -147,7 +202,7 @@ func fromContents(c *rows.Contents, readErr error, each func(int, *Record, *crit
 	var same interner = map[string]string{}
 	for i, r := range c.Rows {
 		r.Window.Source = same.of(r.Window.Source)
-		rec, in := Decode(r)
+		rec, in := decode(r, withParts)
 		for j := range rec.Results {
 			res := &rec.Results[j]
 			res.Summary = same.of(res.Summary)

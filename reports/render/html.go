@@ -47,6 +47,9 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return "holds"
 	},
+	// outcomeClass is the class of a criterion's line that did not
+	// hold; a line that holds has none (no style draws it apart, and a
+	// page of thousands of them is lighter without).
 	"outcomeClass": func(judged, pass bool) string {
 		switch {
 		case !judged:
@@ -54,7 +57,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 		case !pass:
 			return "o-false"
 		}
-		return "o-holds"
+		return ""
 	},
 	"join":     func(xs []string) string { return strings.Join(xs, ", ") },
 	"letter":   letter,

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"faultwin/criteria"
 	"faultwin/internal/model"
 	"faultwin/reports/decoded"
 )
@@ -51,7 +50,7 @@ func OutcomeOf(r decoded.Record) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("%s: not a timed window: no snapshot after the death kept", r.Window.ID)
 	}
 	after := in.AfterDeath
-	o := Outcome{Landed: "start", Status: r.Status}
+	o := Outcome{Landed: "start", Status: r.Status, CRIUAlive: after.CRIUAlive, Alive: after.Alive, Mounted: after.Mounted}
 	if l := in.Death.Landing; l != nil {
 		// An external kill's driver observed the operation's phases: the
 		// phase the kill landed in is where it left the operation.
@@ -72,21 +71,6 @@ func OutcomeOf(r decoded.Record) (Outcome, error) {
 				break
 			}
 			o.Landed = tp.Point
-		}
-	}
-	for _, p := range after.Processes {
-		if p.Comm == model.CRIUComm && !p.Zombie() && !p.Decoy {
-			o.CRIUAlive = true
-		}
-	}
-	for _, ow := range criteria.OfRun(*after, in.Scope, in.Decoys) {
-		if !ow.Process.Zombie() {
-			o.Alive++
-		}
-	}
-	for _, m := range after.Mounts {
-		if !m.Decoy && in.Scope.StateDir != "" && model.Within(m.MountPoint, in.Scope.StateDir) {
-			o.Mounted++
 		}
 	}
 	return o, nil

@@ -80,9 +80,17 @@ func (f FileReplay) OK() bool {
 // markers included, and its seals. It needs no root and reads nothing but
 // path: the rows carry all the evidence. Each row is judged as it is
 // decoded, and only its Record is kept.
-func ReplayFile(path string) FileReplay {
+func ReplayFile(path string) FileReplay { return replayFile(path, true) }
+
+// replayFile is ReplayFile; without keep, the records are let go once
+// judged, and what only a report reads of them (their Parts) is not read.
+func replayFile(path string, keep bool) FileReplay {
+	read := decoded.Read
+	if !keep {
+		read = decoded.ReadToJudge
+	}
 	var ds [][]Difference
-	df := decoded.Read(path, func(i int, rec *decoded.Record, in *criteria.Input) {
+	df := read(path, func(i int, rec *decoded.Record, in *criteria.Input) {
 		ds = append(ds, judge(rec, in))
 	})
 	f := replay(df.Path, df.Records, df.Lines, ds, df.Chain)
@@ -113,7 +121,7 @@ func ReplayFiles(paths []string, keep bool) []FileReplay {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			f := ReplayFile(paths[i])
+			f := replayFile(paths[i], keep)
 			if !keep {
 				f.Records = nil
 			}

@@ -3,6 +3,7 @@ package review_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"faultwin/criteria"
 	"faultwin/internal/model"
+	"faultwin/reports/decoded"
 	"faultwin/reports/replaytest"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
@@ -288,5 +290,32 @@ func TestReplayInputThatIsNotJSON(t *testing.T) {
 	ds := review.ReplayRow(r)
 	if len(ds) == 0 || !strings.Contains(ds[0].Detail, "input does not decode as the criteria's input") {
 		t.Fatalf("differences %v", ds)
+	}
+}
+
+// A replay that keeps no record judges every row as one that keeps them,
+// and reads no Parts for them.
+func TestReplayFilesWithoutRecords(t *testing.T) {
+	path, _ := pass1(t)
+	kept, lean := review.ReplayFiles([]string{path}, true)[0], review.ReplayFiles([]string{path}, false)[0]
+	if lean.Records != nil || lean.N != kept.N || kept.N != 4 {
+		t.Fatalf("without records: %d records, N %d; kept N %d", len(lean.Records), lean.N, kept.N)
+	}
+	a := fmt.Sprint(lean.Windows, lean.Diffs, lean.Chain, lean.Seal.State, lean.Last)
+	if b := fmt.Sprint(kept.Windows, kept.Diffs, kept.Chain, kept.Seal.State, kept.Last); a != b {
+		t.Errorf("without records the replay gives\n%s\nwith them\n%s", a, b)
+	}
+	for _, r := range kept.Records {
+		if r.Parts == nil {
+			t.Errorf("a kept record of %s has no Parts", r.Window.ID)
+		}
+	}
+	df := decoded.ReadToJudge(path, func(_ int, rec *decoded.Record, in *criteria.Input) {
+		if in == nil || rec.Parts != nil {
+			t.Errorf("%s: judged without its input (%v), or its Parts read", rec.Window.ID, in == nil)
+		}
+	})
+	if len(df.Records) != 4 {
+		t.Errorf("%d records read to judge, want 4", len(df.Records))
 	}
 }

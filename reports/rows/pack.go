@@ -75,7 +75,8 @@ func readZstd(c *Contents, br *bufio.Reader) error {
 		}
 	}()
 	lr := &lineReader{c: c, blobs: newBlobStore()}
-	zr := bufio.NewReaderSize(z, 1<<20)
+	zr := getBuffered(z)
+	defer putBuffered(zr)
 	var long []byte
 	for n := 1; ; n++ {
 		line, err := nextLine(zr, &long)

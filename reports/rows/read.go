@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -47,7 +48,8 @@ func ReadContents(path string) (*Contents, error) {
 // readContents reads the lines of f into c.
 func readContents(c *Contents, f io.Reader) error {
 	path := c.Path
-	br := bufio.NewReaderSize(f, 1<<20)
+	br := getBuffered(f)
+	defer putBuffered(br)
 	magic, _ := br.Peek(4)
 	if len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		return readGzip(c, br)
@@ -74,6 +76,23 @@ func readContents(c *Contents, f io.Reader) error {
 			return err
 		}
 	}
+}
+
+// buffered are the 1 MiB line readers not in use: a reader of many files
+// allocates (and clears) one per file at once, not two per file.
+var buffered sync.Pool
+
+func getBuffered(r io.Reader) *bufio.Reader {
+	if br, ok := buffered.Get().(*bufio.Reader); ok {
+		br.Reset(r)
+		return br
+	}
+	return bufio.NewReaderSize(r, 1<<20)
+}
+
+func putBuffered(br *bufio.Reader) {
+	br.Reset(nil)
+	buffered.Put(br)
 }
 
 // nextLine is br.ReadBytes('\n') without a copy of each line: the line

@@ -2,8 +2,10 @@
 // faultwin's own work costs against the work it measures: a host snapshot
 // against the shell commands that read the same evidence, the harness's
 // share of each driver's window time, a pass of each driver's windows
-// against the sum of its supervisor's steps, and replay throughput. Run it
-// as `make bench`, which first runs the windows it reads.
+// against the sum of its supervisor's steps, replay throughput, and the
+// replay's and the report's wall clock, CPU, peak memory and page size
+// beside a base build's. Run it as `make bench`, which first runs the
+// windows it reads, or the last part alone as `make bench-reports`.
 package main
 
 import (
@@ -51,9 +53,15 @@ func main() {
 	rounds := flag.Int("rounds", 5, "sessions to checkpoint and restore with --refsup")
 	snapOnly := flag.Bool("snapshot-only", false, "time the snapshot alone (against the shell, and against the host's process count), with no rows")
 	rowsOnly := flag.Bool("rows-only", false, "only the harness's share of the rows given (no root, nothing timed)")
+	reportsOnly := flag.Bool("reports", false, "time the replay and the report of results/ alone (no root, no rows of a run)")
+	base := flag.String("base", "", "faultwin binary of the base commit, timed beside --faultwin's in the replay and report")
 	flag.Parse()
 	if *rowsOnly {
 		harness(flag.Args())
+		return
+	}
+	if *reportsOnly {
+		reportsBench(*faultwin, *base, 3)
 		return
 	}
 	if *snapOnly {
@@ -75,6 +83,7 @@ func main() {
 	}
 	harness(flag.Args())
 	replay(*faultwin)
+	reportsBench(*faultwin, *base, 3)
 }
 
 func snapshotRatio(stateRoot string, n int) {
