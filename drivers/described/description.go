@@ -81,9 +81,16 @@ type Description struct {
 	// Points are where a window may kill: each watches a role or a phase
 	// of one operation and kills roles there.
 	Points []Point `yaml:"points"`
-	// Owns names where the supervisor makes a run's objects under
-	// host-global names (see Owns).
+	// Owns names where the supervisor makes a run's objects under names
+	// the run gives them: its state dir, a link named for the run (see
+	// Owns).
 	Owns Owns `yaml:"owns"`
+	// Claims names the supervisor's own default host-global names where it
+	// also makes a run's objects (a shim's socket under /run/containerd/s,
+	// a pod's veth): every user of the supervisor shares them, so an
+	// object there is a run's only when the run's tie record claims it,
+	// and never a user's (see Owns for the fields).
+	Claims Owns `yaml:"claims"`
 	// Shared are findings the supervisor keeps for all runs by design:
 	// shown in a row as a note, never judged as a run's.
 	Shared []Shared `yaml:"shared"`
@@ -213,11 +220,14 @@ type Point struct {
 	Desc string `yaml:"desc"`
 }
 
-// Owns lists the host-global names under which the supervisor makes a
-// run's objects. A name is where to look, never evidence: an object under
-// it is the run's only when the run's tie record claims it (snapshots.Claim).
-// A fixed name (podman0, docker0) is refused: every run and every user of
-// the supervisor share it, so no run can ever claim it.
+// Owns lists the names under which the supervisor makes a run's objects.
+// A name is where to look, never evidence: outside the run's state dir an
+// object is the run's only when the run's tie record claims it
+// (snapshots.Claim). A fixed name (podman0, docker0) is refused: every run
+// and every user of the supervisor share it, so no run can ever claim it.
+// Under owns, names the run gives (fw{run} matched as fwr*, {state}/...);
+// under claims, the supervisor's defaults its users share
+// (/run/containerd/s/*, veth*).
 type Owns struct {
 	// Links: network link name globs ("fwr*", "veth*").
 	Links []string `yaml:"links"`
@@ -694,6 +704,24 @@ func (c *checker) names(d *Description) {
 	owned("owns.netns", d.Owns.Netns)
 	owned("owns.chains", d.Owns.Chains)
 	owned("owns.sockets", d.Owns.Sockets)
+	// A socket or a named netns is always a path the supervisor chose, not
+	// the run: its users' objects stand there too.
+	shared := func(field string, gs []string) {
+		for i, g := range gs {
+			c.addf(fmt.Sprintf("owns.%s[%d]", field, i), "%q is the supervisor's own host-global path, where its users' objects stand too: list it under claims.%s, where an object is the run's only by the run's tie record", g, field)
+		}
+	}
+	shared("netns", d.Owns.Netns)
+	shared("sockets", d.Owns.Sockets)
+	owned("claims.links", d.Claims.Links)
+	owned("claims.netns", d.Claims.Netns)
+	owned("claims.chains", d.Claims.Chains)
+	owned("claims.sockets", d.Claims.Sockets)
+	for i, g := range d.Claims.State {
+		if strings.Contains(g, "{") || !path.IsAbs(g) || fixedName(g) || g == "/*" {
+			c.addf(fmt.Sprintf("claims.state[%d]", i), "%q: give an absolute glob of the supervisor's own host-global path whose every match is one workload's state (like /run/containerd/s/*); a path made from {state} goes under owns.state", g)
+		}
+	}
 	for i, g := range d.Owns.State {
 		if at := strings.Index(g, "{state}"); at > 0 {
 			// a host-global path made from the run's state dir
@@ -702,6 +730,10 @@ func (c *checker) names(d *Description) {
 				!strings.HasPrefix(rest, "/") || strings.Trim(rest, "/") == "" || strings.Contains(rest, "{") {
 				c.addf(fmt.Sprintf("owns.state[%d]", i), "%q: a host-global path made from the run's state dir is an absolute prefix, {state}, then a glob of one workload's entries (like /run/tool/lock{state}/*)", g)
 			}
+			continue
+		}
+		if !strings.HasPrefix(g, "{state}/") && !fixedName(g) {
+			c.addf(fmt.Sprintf("owns.state[%d]", i), "%q is outside the run's state dir, the supervisor's own host-global path where its users' state stands too: list it under claims.state, where an entry is the run's only by the run's tie record", g)
 			continue
 		}
 		if !strings.HasPrefix(g, "{state}/") && fixedName(g) {
@@ -846,8 +878,11 @@ func (d *Description) Spec() model.DriverSpec {
 			phases[name] = phaseNames(op.Phases)
 		}
 	}
-	names := model.HostNames{Links: d.Owns.Links, Netns: d.Owns.Netns, Chains: d.Owns.Chains, Sockets: d.Owns.Sockets,
-		State: d.Owns.State}
+	// Both are looked at alike: outside the run's state dir every object is
+	// the run's only by its tie record.
+	names := model.HostNames{Links: slices.Concat(d.Owns.Links, d.Claims.Links), Netns: slices.Concat(d.Owns.Netns, d.Claims.Netns),
+		Chains: slices.Concat(d.Owns.Chains, d.Claims.Chains), Sockets: slices.Concat(d.Owns.Sockets, d.Claims.Sockets),
+		State: slices.Concat(d.Owns.State, d.Claims.State)}
 	for _, s := range d.Shared {
 		names.Shared = append(names.Shared, s.Key)
 	}
