@@ -22,25 +22,11 @@ import (
 // is not judged on it.
 func matchAny(globs []string, name string) bool {
 	for _, g := range globs {
-		if !strings.HasPrefix(name, literalPrefix(g)) {
-			// path.Match would say no: a name matches the glob's
-			// text before its first special character as it is
-			continue
-		}
 		if ok, err := path.Match(g, name); err == nil && ok {
 			return true
 		}
 	}
 	return false
-}
-
-// literalPrefix is g up to its first character path.Match treats
-// specially (*, ?, [ or a backslash): every name g matches begins with it.
-func literalPrefix(g string) string {
-	if i := strings.IndexAny(g, `*?[\\`); i >= 0 {
-		return g[:i]
-	}
-	return g
 }
 
 // globGaps names each malformed glob among the given fields of the

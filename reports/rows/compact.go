@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -314,102 +313,12 @@ func quickBlob(line []byte) (rec blobRec, content []byte, ok bool) {
 	if !found || !bytes.HasSuffix(data, []byte(`}}`)) {
 		return rec, nil, false
 	}
-	content, ok = unquote(data[:len(data)-2])
-	if !ok {
-		// AppendUnquote grows its buffer to the quoted length once.
-		if content, err = jsontext.AppendUnquote(nil, data[:len(data)-2]); err != nil {
-			return rec, nil, false
-		}
+	// AppendUnquote grows its buffer to the quoted length once.
+	content, err = jsontext.AppendUnquote(nil, data[:len(data)-2])
+	if err != nil {
+		return rec, nil, false
 	}
 	return blobRec{SHA256: string(sum), Size: size}, content, true
-}
-
-// unquote is jsontext.AppendUnquote for a JSON string as Marshal writes
-// it, at the speed of copying: the runs between escapes are copied whole
-// and checked once for UTF-8. It gives AppendUnquote's content or, for
-// anything it does not read the same way (a \u escape of a surrogate,
-// a control character, a quote inside, a bad escape, invalid UTF-8), ok
-// false, and AppendUnquote reads it.
-func unquote(q []byte) (out []byte, ok bool) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return nil, false
-	}
-	s := q[1 : len(q)-1]
-	out = make([]byte, 0, len(s))
-	for len(s) > 0 {
-		// the run before the next escape, in one pass: a byte that
-		// needs a look stops it
-		i := 0
-		for i+8 <= len(s) && !anySpecial(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
-		for i < len(s) && !special[s[i]] {
-			i++
-		}
-		out = append(out, s[:i]...)
-		s = s[i:]
-		if len(s) == 0 {
-			break
-		}
-		if s[0] != '\\' {
-			return nil, false // a control character or a quote
-		}
-		if len(s) < 2 {
-			return nil, false
-		}
-		switch s[1] {
-		case '"', '\\', '/':
-			out = append(out, s[1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			if len(s) < 6 {
-				return nil, false
-			}
-			v, err := strconv.ParseUint(string(s[2:6]), 16, 16)
-			if err != nil || (v >= 0xd800 && v < 0xe000) {
-				return nil, false
-			}
-			out = utf8.AppendRune(out, rune(v))
-			s = s[6:]
-			continue
-		default:
-			return nil, false
-		}
-		s = s[2:]
-	}
-	if !utf8.Valid(out) {
-		return nil, false
-	}
-	return out, true
-}
-
-// special are the bytes unquote stops at: a backslash, a quote and the
-// control characters.
-var special = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
-// anySpecial reports whether any of the 8 bytes in x is special: below
-// 0x20, a quote or a backslash (the bit tricks of "Bit Twiddling Hacks":
-// a byte below n, a byte equal to 0).
-func anySpecial(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	below := (x - ones*0x20) & ^x & highs
-	return below|zero(x^(ones*'"'))|zero(x^(ones*'\\')) != 0
 }
 
 // expand decodes a compact row line and rebuilds its Row from the blobs.
