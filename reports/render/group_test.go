@@ -80,7 +80,7 @@ func TestMutantNamedByItsFile(t *testing.T) {
 
 	html := htmlOf(t, r)
 	mustContain(t, html,
-		`<a class="sq s-fail expected" href="#d-2-W4_30" data-window="W4_30" data-run="2" data-status="FAIL"`,
+		`<a class="sq s-fail expected" href="#d-2-W4_30" data-window="W4_30" data-run="2" title=`,
 		`(expected: bug switch leak-cgroup)</summary>`,
 		`<h2 id="h-group-2">Mutants (bugs planted on purpose) <span class="tot">`,
 		`<td>1 expected (bugs planted)</td>`,

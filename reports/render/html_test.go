@@ -99,8 +99,10 @@ func TestHTMLInChromium(t *testing.T) {
 				continue
 			}
 			cells++
-			want := `data-window="` + id + `" data-run="` + strconv.Itoa(run.N) + `" data-status="` + c.Status + `"`
-			if !strings.Contains(dom, want) {
+			// The status is the square's class (s-fail), as the page's
+			// CSS colours it.
+			want := `class="sq ` + "s-" + strings.ToLower(c.Status) + `[^"]*" href="#[^"]+" data-window="` + regexp.QuoteMeta(id) + `" data-run="` + strconv.Itoa(run.N) + `"`
+			if !regexp.MustCompile(want).MatchString(dom) {
 				t.Errorf("no cell %s in the DOM", want)
 			}
 		}
@@ -116,7 +118,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("script marked %d cells collapsed, want %d", n, cells)
 	}
 	for _, status := range []string{"PASS", "FAIL", "INVALID", "ERROR"} {
-		if !strings.Contains(dom, `data-status="`+status+`"`) {
+		if !strings.Contains(dom, `class="sq `+"s-"+strings.ToLower(status)) {
 			t.Errorf("no %s cell", status)
 		}
 	}
