@@ -12,6 +12,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"faultwin/criteria/matchers"
+	"faultwin/internal/hosttest"
 	"faultwin/internal/model"
 	"faultwin/windows/runner"
 	"faultwin/windows/suite"
@@ -38,6 +39,10 @@ var (
 	session   *runner.Session
 	refsupBin string
 )
+
+// TestMain lets this test binary be a described daemon's reaper
+// (reexec): a description may start its daemon under one.
+func TestMain(m *testing.M) { hosttest.Main(m) }
 
 func TestWindows(t *testing.T) {
 	RegisterFailHandler(Fail)

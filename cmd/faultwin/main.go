@@ -10,9 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"faultwin/internal/reexec"
 )
 
 func main() {
+	// First: a run of this binary as one of its helpers (a daemon's
+	// reaper) is that helper, never the CLI.
+	reexec.Init()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Stdout, os.Args[1:])
 	stop()

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"faultwin/internal/reexec"
 )
 
 // Daemon is a long-lived supervisor the description starts for each run
@@ -74,13 +75,12 @@ func (d *Driver) startDaemon(ctx context.Context, what string) error {
 	argv := d.expand(dm.Run, 1)
 	cmd := d.command(argv)
 	if dm.Reap {
-		exe, err := os.Executable()
+		rc, err := reexec.Command(reaperHelper, append([]string{cmd.Path}, cmd.Args[1:]...)...)
 		if err != nil {
 			return fmt.Errorf("%s: the daemon's reaper is this binary: %w", what, err)
 		}
-		cmd.Args = append([]string{exe, cmd.Path}, cmd.Args[1:]...)
-		cmd.Path = exe
-		cmd.Env = append(cmd.Env, reaperEnv+"=1")
+		cmd.Path, cmd.Args = rc.Path, rc.Args
+		cmd.Env = append(cmd.Env, reexec.Env+"="+reaperHelper)
 	}
 	out := &limitedBuffer{max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out

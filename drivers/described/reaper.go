@@ -6,32 +6,34 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"faultwin/internal/reexec"
 )
 
-// reaperEnv marks a run of the harness's own binary as a daemon's reaper
-// (daemon.reap): the binary re-executes itself rather than shipping a
-// second one, so `faultwin` and a test binary alike can be the reaper.
-const reaperEnv = "FAULTWIN_DAEMON_REAPER"
+// reaperHelper is the helper a daemon's reaper (daemon.reap) runs as: the
+// harness's own binary run again (reexec), so `faultwin` and a test binary
+// alike can be the reaper; their main or TestMain calls reexec.Init.
+const reaperHelper = "daemon-reaper"
 
 // reaperGrace is how long the reaper goes on reaping once the daemon died:
 // what the daemon's death took with it (a child killed by its parent-death
 // signal) dies within it, and a restart does not wait for more.
 const reaperGrace = 50 * time.Millisecond
 
-func init() {
-	if os.Getenv(reaperEnv) == "" {
-		return
-	}
-	code, err := reap(os.Args[1:])
+// Registered, not run: the process becomes the reaper only in
+// reexec.Init, which main calls.
+func init() { reexec.Register(reaperHelper, reaperMain) }
+
+func reaperMain(argv []string) int {
+	code, err := reap(argv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faultwin daemon reaper:", err)
 	}
-	os.Exit(code)
+	return code
 }
 
 // reap runs argv as its child the way a service manager runs a daemon: as
@@ -53,12 +55,7 @@ func reap(argv []string) (int, error) {
 	if err != nil {
 		return 127, err
 	}
-	env := make([]string, 0, len(os.Environ()))
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, reaperEnv+"=") {
-			env = append(env, e)
-		}
-	}
+	env := reexec.Without(os.Environ())
 	// the daemon must not outlive its reaper, which dies with the harness
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p, err := os.StartProcess(path, argv, &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: attr})

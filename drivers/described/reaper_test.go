@@ -8,18 +8,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"faultwin/internal/hosttest"
+	"faultwin/internal/reexec"
 )
 
-// reaper runs this test binary as a daemon's reaper (its init sees the
-// variable), with the daemon's argv after it.
+// TestMain lets this test binary be a daemon's reaper (reexec).
+func TestMain(m *testing.M) { hosttest.Main(m) }
+
+// reaper runs this test binary as a daemon's reaper (its TestMain calls
+// reexec.Init), with the daemon's argv after it.
 func reaper(t *testing.T, argv ...string) *exec.Cmd {
 	t.Helper()
-	exe, err := os.Executable()
+	cmd, err := reexec.Command(reaperHelper, argv...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, argv...)
-	cmd.Env = append(os.Environ(), reaperEnv+"=1")
 	return cmd
 }
 
@@ -29,7 +33,7 @@ func reaper(t *testing.T, argv ...string) *exec.Cmd {
 // reaper's; the marker variable does not reach the daemon.
 func TestReaperReapsTheDaemonsOrphans(t *testing.T) {
 	// the orphan says its parent once the daemon exited, then exits itself
-	cmd := reaper(t, "/bin/sh", "-c", `sh -c 'sleep 0.02; read -r a b c d rest < /proc/$$/stat; echo "orphan=$$ parent=$d"' & echo "env=${`+reaperEnv+`:-unset}"; exit 7`)
+	cmd := reaper(t, "/bin/sh", "-c", `sh -c 'sleep 0.02; read -r a b c d rest < /proc/$$/stat; echo "orphan=$$ parent=$d"' & echo "env=${`+reexec.Env+`:-unset}"; exit 7`)
 	var out strings.Builder
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {

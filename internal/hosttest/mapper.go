@@ -8,29 +8,42 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"faultwin/internal/reexec"
 )
 
-// mapperEnv makes a test binary the mapper of Mapper instead of a test run.
-const mapperEnv = "FAULTWIN_TEST_MAPPER"
+// mapperHelper is the helper (reexec) a Mapper runs as.
+const mapperHelper = "test-mapper"
 
-// Main is a TestMain for the packages whose tests start a Mapper: in the
-// mapper's process it maps and waits, and otherwise it runs the tests.
-func Main(m *testing.M) {
-	if os.Getenv(mapperEnv) != "" {
-		if err := mapAndWait(os.Args[1]); err != nil {
+func init() {
+	reexec.Register(mapperHelper, func(args []string) int {
+		if err := mapAndWait(args[0]); err != nil {
 			fmt.Fprintln(os.Stderr, "mapper:", err)
-			os.Exit(2)
+			return 2
 		}
-	}
+		return 0
+	})
+}
+
+// Main is the TestMain of a package whose tests start a helper of the
+// test binary (a Mapper, a daemon's reaper): in a helper's process it is
+// the helper (reexec.Init), and otherwise it runs the tests.
+func Main(m *testing.M) {
+	reexec.Init()
 	os.Exit(m.Run())
 }
 
 // Mapper is a process of the test binary (its TestMain calls Main) that
 // maps path shared, closes the descriptor, prints "ready" and waits: once
-// it is ready only the mapping ties it to the file.
+// it is ready only the mapping ties it to the file. Its environment holds
+// nothing but the helper's name, so nothing in it ties it to a run.
 func Mapper(path string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], path)
-	cmd.Env = []string{mapperEnv + "=1"}
+	cmd, err := reexec.Command(mapperHelper, path)
+	if err != nil {
+		// the test binary's TestMain is not Main: a programming error
+		panic(err)
+	}
+	cmd.Env = []string{reexec.Env + "=" + mapperHelper}
 	return cmd
 }
 
