@@ -9,9 +9,10 @@ import (
 	"faultwin/internal/model"
 )
 
-// Recovery windows (operations hibernate and save) add three steps to the
-// eight: the captured session's identity before the trigger, the restarts
-// and the settle after the evidence, and the reuse probe after the sweeps.
+// Recovery windows (operations hibernate and save) do three things other
+// windows do not: read the captured session's identity before the trigger
+// (within step 4), restart the supervisor and let it settle after the
+// evidence (step 7), and probe a fresh run after the sweeps (step 10).
 
 // recoverer is the driver of a recovery window, or nil for any other.
 func (x *attempt) recoverer() drivers.Recoverer {
