@@ -78,10 +78,14 @@ unit:
 ## integration: the root Go tests (real namespaces, mounts, links, nftables, CRIU, the real
 ## supervisor), one package at a time (-p 1): they share host-global state (ip_forward, nft tables).
 ## The image's test is make nightly's (make image-test); go vet is make lint's, so neither tier repeats it.
-## A package's tests may take 30 min: cmd/faultwin's try every shipped description and run the tutorial's commands
+## A package's tests may take 30 min: cmd/faultwin's try every shipped description and run the tutorial's commands.
+## Right after make unit in one make test or nightly (AFTER_UNIT=1), only the tests the unit tier skipped run
+## (the host tests: hosttest.Need skips them there); the others ran already, as root in CI
+HOST_IMPORTS = $$(grep -rl --include='*_test.go' 'hosttest\.Need' . | xargs -n1 dirname | sort -u | sed 's|^\./|faultwin/|')
 integration: build
 	@mkdir -p $(OUT)
-	$(GO) test -p 1 -count=1 -vet=off -timeout 30m -skip '^TestImageRuns$$' -json $(HOST_PKGS) > $(OUT)/integration.json || { \
+	run=""; if [[ -n "$${AFTER_UNIT:-}" ]]; then run=$$($(GO) run ./scripts/testsummary --skipped $(OUT)/unit.json $(HOST_IMPORTS)); fi; \
+	$(GO) test -p 1 -count=1 -vet=off -timeout 30m $${run:+-run "$$run"} -skip '^TestImageRuns$$' -json $(HOST_PKGS) > $(OUT)/integration.json || { \
 	  $(GO) run ./scripts/testsummary < $(OUT)/integration.json; exit 1; }
 	$(GO) run ./scripts/testsummary < $(OUT)/integration.json
 
@@ -153,7 +157,7 @@ smoke: build hostcheck $(GINKGO)
 ## make nightly.
 TEST_TARGETS = deps lint build hostcheck unit integration neighbours-up windows smoke neighbours-check neighbours-down mutants replay
 test:
-	trap 'scripts/neighbours.sh down' EXIT; scripts/timed $(TEST_TARGETS)
+	trap 'scripts/neighbours.sh down' EXIT; AFTER_UNIT=1 scripts/timed $(TEST_TARGETS)
 
 ## neighbours-up, neighbours-check, neighbours-down: a user's own podman container on podman0, Docker
 ## container on docker0, containerd task, veth pair and bridge, and a process forking ~100 times a
@@ -176,7 +180,7 @@ neighbours-down:
 ## then the harness killed 20 times and the image test
 NIGHTLY_N ?= 3
 nightly:
-	scripts/timed $(patsubst mutants,mutants-all,$(TEST_TARGETS)) nightly-described nightly-slow repro
+	AFTER_UNIT=1 scripts/timed $(patsubst mutants,mutants-all,$(TEST_TARGETS)) nightly-described nightly-slow repro
 
 ## repro: every reproduction without faultwin (scripts/repro/*.sh: a supervisor's own CLI, a /proc poll, kill -9,
 ## the symptom printed) REPRO_N times, k/N each, each script's transcript written to docs/findings/transcripts

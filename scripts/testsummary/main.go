@@ -1,6 +1,11 @@
 // Command testsummary reads `go test -json` on stdin, prints a per-package
 // summary and fails when no test ran or any failed: a green run that
 // executed nothing is a failure, not a pass.
+//
+// With --skipped FILE [PKG...] it prints instead the -run pattern of the
+// top-level tests of PKG (import paths) that skipped, or had a subtest
+// skip, in FILE, a unit tier's `go test -json`: the host tests the
+// integration tier runs. It fails when FILE holds no test of PKG.
 package main
 
 import (
@@ -21,6 +26,21 @@ type event struct {
 type counts struct{ pass, fail, skip int }
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "--skipped" {
+		f, err := os.Open(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testsummary:", err)
+			os.Exit(2)
+		}
+		names, err := skippedTests(f, os.Args[3:])
+		f.Close()
+		if err != nil || len(names) == 0 {
+			fmt.Fprintf(os.Stderr, "testsummary: %s: %v (no skipped test to run as root)\n", os.Args[2], err)
+			os.Exit(2)
+		}
+		fmt.Println(runPattern(names))
+		return
+	}
 	per := map[string]*counts{}
 	var failed []string
 	var output = map[string][]string{}
