@@ -154,6 +154,9 @@ type TryStep struct {
 	Roles    []TryRole  // each role's first new process during the step
 	Phases   []TryPhase // the operation's phases: those seen, in order, then the others
 	Err      string     // why the step failed; "" when it ran
+	// ListErr is why the recovery's list output could not be read as the
+	// description says to read it ("" when it was, or for another step).
+	ListErr string
 	// Excused says why a failure here is expected of a description that
 	// is right (a sweep's cleanup of what is not there): shown, not failed.
 	Excused string
@@ -172,6 +175,38 @@ func (s TryStep) Failed() bool {
 		}
 	}
 	return false
+}
+
+// NeverSeen are the operation's phases whose evidence never showed while
+// the step ran: a description fault (the phase's field is wrong). When the
+// operation ended in an error first, its unseen phases are Unreached
+// instead: the supervisor's answer says why, not their evidence.
+func (s TryStep) NeverSeen() []TryPhase {
+	if s.Err != "" {
+		return nil
+	}
+	var out []TryPhase
+	for _, p := range s.Phases {
+		if !p.Seen {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Unreached are the names of the phases an operation that ended in an
+// error never reached.
+func (s TryStep) Unreached() []string {
+	if s.Err == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range s.Phases {
+		if !p.Seen {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 // TryRole is a role's first process that appeared during a step.

@@ -61,39 +61,46 @@ after), 64 a usage error.
 `
 
 func runTry(ctx context.Context, stdout io.Writer, args []string) error {
+	_, err := tryTrial(ctx, stdout, args)
+	return err
+}
+
+// tryTrial is runTry returning the trial it made (nil when none ran), for
+// a caller that reads its steps and verdicts rather than its printout.
+func tryTrial(ctx context.Context, stdout io.Writer, args []string) (*trial, error) {
 	fs := newFlags(stdout, "try", tryUsage)
 	fs.supervisors()
 	path := fs.String("path", "", "PATH to search for the commands requires names (default: the process's PATH)")
 	only := fs.String("operation", "", "try only this operation (and its retry)")
 	if err := fs.parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() != 1 {
-		return fs.usagef("name one description FILE or a known supervisor's NAME")
+		return nil, fs.usagef("name one description FILE or a known supervisor's NAME")
 	}
 	name, err := tryName(fs, fs.Arg(0))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d, err := catalog.New(name, catalog.Options{})
 	if err != nil {
-		return fs.usagef("%v", err)
+		return nil, fs.usagef("%v", err)
 	}
 	if _, ok := d.(drivers.Tryer); !ok {
-		return fs.usagef("%s is not a supervisor described as data; try runs descriptions", name)
+		return nil, fs.usagef("%s is not a supervisor described as data; try runs descriptions", name)
 	}
 	if spec, _ := catalog.Spec(name); *only != "" && !slices.Contains(spec.Operations, *only) {
-		return fs.usagef("--operation %s: %s has no such operation (have: %s)", *only, name, strings.Join(spec.Operations, ", "))
+		return nil, fs.usagef("--operation %s: %s has no such operation (have: %s)", *only, name, strings.Join(spec.Operations, ", "))
 	}
 	if hc, ok := d.(drivers.HostChecker); ok && !tryRequires(stdout, hc.CheckHost(ctx, *path)) {
-		return statusExit{exitFail, "try: " + name + "'s requires are not met (faultwin doctor says how to install them); nothing was run"}
+		return nil, statusExit{exitFail, "try: " + name + "'s requires are not met (faultwin doctor says how to install them); nothing was run"}
 	}
 	dir, err := os.MkdirTemp("", "faultwin-try-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t := &trial{name: name, only: *only, root: filepath.Join(dir, "state"), logs: filepath.Join(dir, "logs"), w: stdout}
-	return t.run(ctx)
+	return t, t.run(ctx)
 }
 
 // tryName is the supervisor to try: a known one's name, or the one FILE
@@ -158,13 +165,23 @@ func tryRequires(w io.Writer, ps []drivers.Prerequisite) bool {
 	return ok
 }
 
-// trial is one try: its state root, its logs, its runs.
+// trial is one try: its state root, its logs, its runs, and what they
+// showed, as its printout says it.
 type trial struct {
 	name, root, logs string
 	only             string // the one operation to try; "": every one
 	w                io.Writer
 	scopes           []model.Scope
 	failed           []string
+	// steps are every run's steps, in order.
+	steps []drivers.TryStep
+	// preLeft is what made the host unclean before the try (nothing ran);
+	// leftover what the runs left after their sweeps (a judge that could not
+	// read the host is its one entry, and readErr says so); clean whether
+	// the host was clean after the last resort.
+	preLeft, leftover []string
+	readErr           error
+	clean             bool
 }
 
 func (t *trial) run(ctx context.Context) error {
@@ -174,6 +191,7 @@ func (t *trial) run(ctx context.Context) error {
 		return fmt.Errorf("reading host state: %w", err)
 	}
 	if !pre.Clean() {
+		t.preLeft = pre.Left
 		fmt.Fprintf(t.w, "host NOT clean before try (%d leftovers); nothing was run:\n", len(pre.Left))
 		for _, l := range pre.Left {
 			fmt.Fprintln(t.w, "  -", l)
@@ -202,6 +220,7 @@ func (t *trial) run(ctx context.Context) error {
 	spec, _ := catalog.Spec(t.name)
 	left := t.left(ctx, runner.WithNames(snapshots.DefaultRoots(t.root), spec.Names), pre.Snapshot)
 	clean := t.sweep(ctx, roots)
+	t.leftover, t.clean = left, clean
 	t.remove()
 	var errs []string
 	if len(t.failed) > 0 {
@@ -236,6 +255,7 @@ func (t *trial) one(ctx context.Context, r drivers.TryRun) {
 	defer d.Close()
 	t.scopes = append(t.scopes, model.NewScope(t.root, run))
 	d.(drivers.Tryer).Try(ctx, r, run, func(s drivers.TryStep) {
+		t.steps = append(t.steps, s)
 		renderStep(t.w, s)
 		if s.Failed() {
 			t.failed = append(t.failed, run+" "+s.What)
@@ -255,11 +275,13 @@ func (t *trial) left(ctx context.Context, roots snapshots.Roots, pre snapshots.S
 		s, err = reclaim.Claim(roots, sc, pre, s)
 	}
 	if err != nil {
+		t.readErr = err
 		fmt.Fprintf(t.w, "\nleft on the host: not read: %v\n", err)
 		return []string{err.Error()}
 	}
 	j, err := reclaim.Judge(ctx, "try", roots)
 	if err != nil {
+		t.readErr = err
 		fmt.Fprintf(t.w, "\nleft on the host: not read: %v\n", err)
 		return []string{err.Error()}
 	}
@@ -314,6 +336,7 @@ func (t *trial) sweep(ctx context.Context, roots snapshots.Roots) bool {
 	j, err := reclaim.Judge(ctx, "try", roots)
 	switch {
 	case err != nil:
+		t.readErr = err
 		fmt.Fprintf(t.w, "host after the last resort: not read: %v\n", err)
 		return false
 	case !j.Clean():

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,20 +38,47 @@ func TestTryShippedDescriptions(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			// The description must be right: every command found and run,
-			// every phase's evidence seen, and the last resort leaving the
-			// host clean. What the supervisor itself does with no fault is
-			// shown, not failed here: a step it refuses or a leftover its
-			// sweep leaves is its own (a stop then start refused, a restore
-			// leaving its runtime's checkpoint directory, as the
-			// supervisors' soaks' controls show).
-			out, err := tryVerb(t, name)
-			for _, bad := range []string{"never seen", "executable file not found", "NOT clean", "not read:"} {
-				if strings.Contains(out, bad) {
-					t.Fatalf("try %s: %q: %v\n%s", name, bad, err, out)
+			// every phase's evidence seen, the recovery's list read, and the
+			// last resort leaving the host clean. What the supervisor itself
+			// does with no fault is shown, not failed here: a step it
+			// refuses or a leftover its sweep leaves is its own (a stop then
+			// start refused, a restore leaving its runtime's checkpoint
+			// directory, as the supervisors' soaks' controls show).
+			t.Cleanup(func() { catalog.Use(nil) })
+			var out bytes.Buffer
+			tr, err := tryTrial(context.Background(), &out, []string{name})
+			fail := func(format string, a ...any) {
+				t.Helper()
+				t.Fatalf("try %s: %s: %v\n%s", name, fmt.Sprintf(format, a...), err, out.String())
+			}
+			switch {
+			case tr == nil:
+				fail("nothing was tried")
+			case len(tr.preLeft) > 0:
+				fail("host not clean before: %q", tr.preLeft)
+			case len(tr.steps) == 0:
+				fail("no step ran")
+			}
+			for _, s := range tr.steps {
+				for _, p := range s.NeverSeen() {
+					fail("%s %s: phase %s never seen (look at %s)", s.Run, s.What, p.Name, p.Field)
+				}
+				if strings.Contains(s.Err, exec.ErrNotFound.Error()) {
+					fail("%s %s: %s", s.Run, s.What, s.Err)
+				}
+				if s.ListErr != "" {
+					fail("%s %s: list not read: %s", s.Run, s.What, s.ListErr)
 				}
 			}
-			if !strings.Contains(out, "host clean after the last resort") || !strings.Contains(out, "run r") {
-				t.Fatalf("try %s: %v\n%s", name, err, out)
+			switch {
+			case tr.readErr != nil:
+				fail("host not read: %v", tr.readErr)
+			case !tr.clean:
+				fail("host NOT clean after the last resort")
+			}
+			var hc bytes.Buffer
+			if herr := run(context.Background(), &hc, []string{"hostcheck"}); herr != nil {
+				fail("hostcheck after: %v\n%s", herr, hc.String())
 			}
 			if err != nil {
 				t.Logf("try %s, the supervisor's own with no fault: %v", name, err)

@@ -54,19 +54,12 @@ func renderStep(w io.Writer, s drivers.TryStep) {
 		if len(seen) > 0 {
 			fmt.Fprintf(w, "%sphases seen, in order: %s\n", in, strings.Join(seen, ", "))
 		}
-		var unreached []string
-		for _, p := range s.Phases {
-			switch {
-			case p.Seen:
-			case s.Err != "":
-				// The operation ended before the phase: the supervisor's
-				// answer (the line below) says why, not the phase's evidence.
-				unreached = append(unreached, p.Name)
-			default:
-				fmt.Fprintf(w, "%sphase %s never seen (%s): look at %s\n", in, p.Name, orDash(p.Evidence), p.Field)
-			}
+		for _, p := range s.NeverSeen() {
+			fmt.Fprintf(w, "%sphase %s never seen (%s): look at %s\n", in, p.Name, orDash(p.Evidence), p.Field)
 		}
-		if len(unreached) > 0 {
+		// An operation that ended before its phases: the supervisor's
+		// answer (the line below) says why, not the phases' evidence.
+		if unreached := s.Unreached(); len(unreached) > 0 {
 			fmt.Fprintf(w, "%sphases not reached, the operation having ended (%s): %s\n", in, exitText(s), strings.Join(unreached, ", "))
 		}
 	}

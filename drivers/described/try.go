@@ -190,7 +190,11 @@ func (t *tryer) call(ctx context.Context, what, field string, c Command, n int, 
 		}
 	}
 	if field == "recovery.list.run" && err == nil {
-		s.Notes = append(s.Notes, t.listed(uc))
+		note, lerr := t.listed(uc)
+		s.Notes = append(s.Notes, note)
+		if lerr != nil {
+			s.ListErr = lerr.Error()
+		}
 	}
 	s.Log = t.log(what, uc.Output)
 	t.emit(s)
@@ -314,11 +318,12 @@ func (t *tryer) phases(op string, res triggers.Result) []drivers.TryPhase {
 	return out
 }
 
-// listed says what the recovery's list reported, as a window reads it.
-func (t *tryer) listed(uc model.UserCall) string {
+// listed says what the recovery's list reported, as a window reads it,
+// and why it could not be read.
+func (t *tryer) listed(uc model.UserCall) (string, error) {
 	rep, bad, err := t.d.desc.Recovery.List.parse(uc.ListOutput())
 	if err != nil {
-		return "list not read: " + err.Error() + " (look at recovery.list)"
+		return "list not read: " + err.Error() + " (look at recovery.list)", err
 	}
 	var parts []string
 	for _, r := range rep {
@@ -328,7 +333,7 @@ func (t *tryer) listed(uc model.UserCall) string {
 	if len(bad) > 0 {
 		s += fmt.Sprintf("; %d entries not read (look at recovery.list): %s", len(bad), strings.Join(bad, " | "))
 	}
-	return s
+	return s, nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
