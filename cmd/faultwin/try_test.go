@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,12 +57,14 @@ func TestTryShippedDescriptions(t *testing.T) {
 				fail("nothing was tried")
 			case len(tr.preLeft) > 0:
 				fail("host not clean before: %q", tr.preLeft)
-			case len(tr.steps) == 0:
-				fail("no step ran")
+			case len(tr.runs) == 0:
+				fail("no run was made")
 			}
-			for _, s := range tr.steps {
+			for _, s := range slices.Concat(tr.runs...) {
 				for _, p := range s.NeverSeen() {
-					fail("%s %s: phase %s never seen (look at %s)", s.Run, s.What, p.Name, p.Field)
+					if !slices.Contains(tr.missed, strings.TrimPrefix(s.What, "operation ")+"."+p.Name) {
+						fail("%s %s: phase %s never seen (look at %s)", s.Run, s.What, p.Name, p.Field)
+					}
 				}
 				if strings.Contains(s.Err, exec.ErrNotFound.Error()) {
 					fail("%s %s: %s", s.Run, s.What, s.Err)

@@ -96,3 +96,33 @@ func TestSplitKept(t *testing.T) {
 		t.Errorf("left %q, kept %q", left, kept)
 	}
 }
+
+// A run whose phase went unseen is forgiven only when that was its one
+// failure and the same run made again saw everything: a description
+// fault shows on every run.
+func TestMissedOnce(t *testing.T) {
+	seen := []drivers.TryPhase{{Name: "prepare", Seen: true}, {Name: "runc_kill", Seen: true}}
+	unseen := []drivers.TryPhase{{Name: "prepare", Seen: true}, {Name: "runc_kill", Field: "roles.runc_kill"}}
+	ok := []drivers.TryStep{{Run: "r1", What: "setup 1"}, {Run: "r1", What: "operation rm", Phases: seen}}
+	missed := []drivers.TryStep{{Run: "r2", What: "setup 1"}, {Run: "r2", What: "operation rm", Phases: unseen}}
+	broken := []drivers.TryStep{{Run: "r3", What: "setup 1", Err: "exit 1"}, {Run: "r3", What: "operation rm", Phases: unseen}}
+	if got := neverSeen(missed); len(got) != 1 || got[0] != "rm.runc_kill" {
+		t.Fatalf("neverSeen: %q", got)
+	}
+	for _, c := range []struct {
+		name         string
+		first, again []drivers.TryStep
+		want         bool
+	}{
+		{"missed, then seen", missed, ok, true},
+		{"missed twice", missed, missed, false},
+		{"seen the first time", ok, ok, false},
+		{"a step failed too", broken, ok, false},
+		{"the second run failed a step", missed, broken[:1], false},
+		{"no second run", missed, nil, false},
+	} {
+		if got := missedOnce(c.first, c.again); got != c.want {
+			t.Errorf("%s: missedOnce %v, want %v", c.name, got, c.want)
+		}
+	}
+}
