@@ -103,13 +103,21 @@ sweep: build
 $(GINKGO):
 	GOBIN=$(BIN) $(GO) install github.com/onsi/ginkgo/v2/ginkgo
 
+# The windows suite, compiled once for a make test (scripts/timed makes it once a run, like build):
+# windows, smoke and windows-<name> run this binary, which ginkgo runs from its own directory as it
+# would run the package.
+WINDOWS_TEST := windows/windows.test
+.PHONY: windows-suite
+windows-suite: $(GINKGO)
+	$(GINKGO) build -o $(CURDIR)/$(WINDOWS_TEST) ./windows >/dev/null
+
 ## windows: every registered window (or LABELS=...) through ginkgo, one row each into RESULTS (written anew)
-windows: build hostcheck $(GINKGO)
+windows: build hostcheck windows-suite
 	@mkdir -p $(OUT)
 	rm -f $(RESULTS)
 	FAULTWIN_RESULTS=$(abspath $(RESULTS)) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --label-filter='refsup$(if $(LABELS), && ($(LABELS)))' \
-	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./windows \
+	  --output-dir=$(OUT) --junit-report=windows-junit.xml --json-report=windows-report.json ./$(WINDOWS_TEST) \
 	  || { $(call not_passed,$(abspath $(RESULTS))); exit 1; }
 
 # not_passed prints a failed suite's rows that did not pass, one line each
@@ -126,20 +134,20 @@ DESCRIBED := $(patsubst windows/%/expected/outcomes.yaml,%,$(wildcard windows/*/
 ## (or LABELS=...) against the real supervisor; rows into out/<name>.jsonl. Fails on an ERROR, a window
 ## that measured nothing, a smoke window whose status its soak never showed, or a statistically
 ## supported drift of the pass's rows from the recorded soak (faultwin drift)
-windows-%: build hostcheck $(GINKGO)
+windows-%: build hostcheck windows-suite
 	@test -f windows/$*/expected/outcomes.yaml || { echo "windows-$*: no windows/$*/expected/outcomes.yaml (suites: $(DESCRIBED))"; exit 64; }
 	@mkdir -p $(OUT)
 	rm -f $(OUT)/$*.jsonl
 	FAULTWIN_RESULTS_DIR=$(OUT) FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	  $(GINKGO) run --fail-on-empty --require-suite -v --timeout=40m --label-filter='$*$(if $(LABELS), && ($(LABELS)))' \
-	  --output-dir=$(OUT) --junit-report=$*-junit.xml --json-report=$*-report.json ./windows \
+	  --output-dir=$(OUT) --junit-report=$*-junit.xml --json-report=$*-report.json ./$(WINDOWS_TEST) \
 	  || { $(call not_passed,$(OUT)/$*.jsonl); exit 1; }
 	$(FAULTWIN) drift --windows windows/$* $(OUT)/$*.jsonl
 
 ## smoke: the smoke set of every described supervisor (make test runs it): its descriptions load, their
 ## requires hold, and per operation its most stable window runs end to end, failing on a status its
 ## soak never showed; rows into out/smoke-<name>.jsonl
-smoke: build hostcheck $(GINKGO)
+smoke: build hostcheck windows-suite
 	@mkdir -p $(OUT)
 	@test -n "$(DESCRIBED)" || { echo "smoke: no described suite (windows/*/expected/outcomes.yaml)"; exit 1; }
 	@for d in $(DESCRIBED); do \
@@ -147,7 +155,7 @@ smoke: build hostcheck $(GINKGO)
 	  echo "smoke: $$d"; \
 	  FAULTWIN_RESULTS_DIR=$(OUT) FAULTWIN_RESULTS_PREFIX=smoke- FAULTWIN_REFSUP=$(REFSUP) FAULTWIN_STATE_ROOT=$(STATE_ROOT) \
 	    $(GINKGO) run --fail-on-empty --require-suite --label-filter="$$d && smoke" --timeout=10m \
-	    --output-dir=$(OUT) --junit-report=smoke-$$d-junit.xml ./windows \
+	    --output-dir=$(OUT) --junit-report=smoke-$$d-junit.xml ./$(WINDOWS_TEST) \
 	    || { $(call not_passed,$(OUT)/smoke-$$d.jsonl); exit 1; }; \
 	done
 
@@ -155,7 +163,7 @@ smoke: build hostcheck $(GINKGO)
 ## and the smoke set of every described supervisor beside a user's own containers (neighbours-up),
 ## every mutant, the replay of results/; ends with the time each target took. The full suites are
 ## make nightly.
-TEST_TARGETS = deps lint build hostcheck unit integration neighbours-up windows smoke neighbours-check neighbours-down mutants replay
+TEST_TARGETS = deps lint build hostcheck unit integration neighbours-up windows-suite windows smoke neighbours-check neighbours-down mutants replay
 test:
 	trap 'scripts/neighbours.sh down' EXIT; AFTER_UNIT=1 scripts/timed $(TEST_TARGETS)
 
@@ -331,4 +339,4 @@ image-test:
 	$(GO) test -count=1 -v -run '^TestImageRuns$$' ./cmd/faultwin
 
 clean:
-	rm -rf $(BIN) $(OUT)
+	rm -rf $(BIN) $(OUT) $(WINDOWS_TEST)
