@@ -13,7 +13,9 @@ import (
 )
 
 // workloadName is session n's name, as the supervisor calls it.
-func (d *Driver) workloadName(n int) string { return d.expand(Command{d.desc.Recovery.Workload}, n)[0] }
+func (d *Driver) workloadName(n int) string {
+	return d.expand(Command{d.desc.Recovery.Workload}, n)[0]
+}
 
 func (d *Driver) finder() hostview.Finder { return hostview.ByEnv(d.desc.Recovery.Env, d.run) }
 

@@ -72,8 +72,9 @@ type Description struct {
 	Sweep []Command `yaml:"sweep"`
 	// Daemon, when set, is a long-lived supervisor started for each run.
 	Daemon *Daemon `yaml:"daemon"`
-	// Recovery is what a user runs after a crash, before the sweep.
-	Recovery Recovery `yaml:"recovery"`
+	// Recovery is what a user runs after a crash, before the sweep: the
+	// aftermath U1..U3 judge.
+	Recovery Aftercare `yaml:"recovery"`
 	// Roles are the kinds of process of a run that points watch and kill
 	// and phases name, by name; "operation" is built in (the process the
 	// harness started for the operation's command, and only it).

@@ -13,11 +13,12 @@ import (
 	"faultwin/internal/model"
 )
 
-// Recovery is what the supervisor's user runs after a crash, before
-// anything destructive: the harness runs it after the death's evidence
-// and before the sweep, bounded and recorded, and judges what it found
-// (U1..U3).
-type Recovery struct {
+// Aftercare is a description's recovery block: what the supervisor's user
+// runs after a crash, before anything destructive. The harness runs it
+// after the death's evidence and before the sweep, bounded and recorded,
+// and U1..U3 judge what it found (docs/aftermath.md); R1..R4's recovery
+// windows, where the supervisor restarts itself, are refsup's alone.
+type Aftercare struct {
 	// Workload names session n as the supervisor and its payload call it
 	// ("fw{n}"); session 1 is the one every operation acts on.
 	Workload string `yaml:"workload"`
