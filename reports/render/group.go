@@ -83,19 +83,6 @@ func MutantOf(path string, row decoded.Record) (Mutant, bool) {
 	return Mutant{Bugs: []string{name}, FromName: true}, true
 }
 
-// Supervisor is the driver that ran row: its recorded driver, else the
-// window's, else the default a definition that names none gets. A row cut
-// short at preflight records no driver of its own.
-func Supervisor(row decoded.Record) string {
-	switch {
-	case row.Driver != "":
-		return row.Driver
-	case row.Window.Driver != "":
-		return row.Window.Driver
-	}
-	return model.DefaultDriver
-}
-
 // Group is the rows of one supervisor, or the mutants' rows: the report
 // shows each under its own heading, and only a supervisor's group speaks
 // of that supervisor.
@@ -234,7 +221,7 @@ func groupRows(r *Report, g *Group) []decoded.Record {
 	var rs []decoded.Record
 	for _, f := range r.Files {
 		for _, row := range f.Records {
-			if _, mutant := MutantOf(f.Path, row); !mutant && Supervisor(row) == g.Name {
+			if _, mutant := MutantOf(f.Path, row); !mutant && row.Supervisor() == g.Name {
 				rs = append(rs, row)
 			}
 		}

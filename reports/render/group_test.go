@@ -204,7 +204,7 @@ func TestSupervisorOfARowWithoutDriver(t *testing.T) {
 		{rows.Row{Window: model.Window{Driver: "containerd"}}, "containerd"},
 		{rows.Row{}, model.DefaultDriver},
 	} {
-		if got := render.Supervisor(decoded.Of(c.row)[0]); got != c.want {
+		if got := decoded.Of(c.row)[0].Supervisor(); got != c.want {
 			t.Errorf("Supervisor(driver %q, window's %q) = %q, want %q", c.row.Driver, c.row.Window.Driver, got, c.want)
 		}
 	}

@@ -225,7 +225,7 @@ func fileSummaries(f File) []groupSummary {
 	by := map[string][]decoded.Record{}
 	labels := map[string][]string{}
 	for _, row := range f.Records {
-		g := Supervisor(row)
+		g := row.Supervisor()
 		if m, ok := MutantOf(f.Path, row); ok {
 			g = MutantsGroup
 			if l := m.Origin(); !slices.Contains(labels[g], l) {
@@ -252,7 +252,7 @@ func fileSummaries(f File) []groupSummary {
 func newCell(row decoded.Record, run int, file string, line int, diffs []review.Difference) Cell {
 	w := review.SummaryID(row)
 	c := Cell{ID: "d-" + itoa(run) + "-" + strings.ReplaceAll(w, " ", "-"), Window: w, Run: run, File: file, Line: line,
-		Row: row, Status: row.Status, Diffs: diffs, Group: Supervisor(row)}
+		Row: row, Status: row.Status, Diffs: diffs, Group: row.Supervisor()}
 	if m, ok := MutantOf(file, row); ok {
 		c.Mutant, c.Group = &m, MutantsGroup
 	}

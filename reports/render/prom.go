@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"faultwin/internal/model"
 	"faultwin/reports/decoded"
 	"faultwin/reports/review"
 	"faultwin/reports/rows"
@@ -79,7 +77,7 @@ type PromFile struct {
 func LastFinished(rs []decoded.Record) map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, r := range rs {
-		d := cmp.Or(r.Driver, r.Window.Driver, model.DefaultDriver)
+		d := r.Supervisor()
 		if t := r.Run.Finished; !t.IsZero() && t.After(out[d]) {
 			out[d] = t
 		}

@@ -96,7 +96,7 @@ func Summarize(rs []decoded.Record) []WindowSummary {
 		id := SummaryID(r)
 		s := by[id]
 		if s == nil {
-			s = &WindowSummary{Window: id, Family: r.Window.Family, Driver: rowDriver(r), Failed: map[string]int{}}
+			s = &WindowSummary{Window: id, Family: r.Window.Family, Driver: r.Supervisor(), Failed: map[string]int{}}
 			by[id] = s
 		}
 		s.Rows++
@@ -149,18 +149,6 @@ func SummaryID(r decoded.Record) string {
 		return r.Window.ID + ControlSuffix
 	}
 	return r.Window.ID
-}
-
-// rowDriver is the driver a row records, else its window's (refsup when
-// the window names none).
-func rowDriver(r decoded.Record) string {
-	switch {
-	case r.Driver != "":
-		return r.Driver
-	case r.Window.Driver != "":
-		return r.Window.Driver
-	}
-	return model.DefaultDriver
 }
 
 // FailedCriteria returns the ids of the criteria a row records as judged

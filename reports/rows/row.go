@@ -7,6 +7,7 @@
 package rows
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -58,6 +59,12 @@ type Row struct {
 	Prev string `json:"prev"`
 	Hash string `json:"hash"`
 }
+
+// Supervisor is the driver that ran the row: its recorded driver, else
+// its window's, else the default a definition that names none gets (a row
+// cut short at preflight records no driver of its own). Every reader that
+// groups rows by supervisor asks this.
+func (r Row) Supervisor() string { return cmp.Or(r.Driver, r.Window.Driver, model.DefaultDriver) }
 
 // Registration says which commit registered the window's definition and
 // whether the definition run is still that one; Registered false is shown
