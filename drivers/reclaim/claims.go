@@ -24,11 +24,35 @@ import (
 //   - a named netns is not the run's when a process not of the run is in it;
 //   - a socket (or a state entry that is one) is not the run's when a
 //     process not of the run holds it.
+//
+// Claim judges one capture; a window's later captures go through a
+// Claimer, which remembers what an earlier one saw someone else hold.
 func Claim(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot) (snapshots.Snapshot, error) {
+	return (&Claimer{Roots: roots, Scope: sc, Pre: pre}).Claim(s)
+}
+
+// Claimer claims for one run across a window's captures. An object a
+// capture saw held by (or holding) a process not of the run is someone
+// else's for the rest of the window: a neighbour's shim socket left stale
+// once its shim exits, or a neighbour's netns its processes left, is not
+// the run's because a later capture finds nobody holding it.
+type Claimer struct {
+	Roots   snapshots.Roots
+	Scope   model.Scope
+	Pre     snapshots.Snapshot
+	foreign map[[2]string]bool // (key, identity) seen someone else's
+}
+
+// Claim is Claim for the Claimer's run, with what earlier captures saw.
+func (c *Claimer) Claim(s snapshots.Snapshot) (snapshots.Snapshot, error) {
+	roots, sc := c.Roots, c.Scope
 	if !roots.ByProvenance || roots.Records == "" || sc.Run == "" {
 		return s, nil
 	}
-	rec := snapshots.TieRecord{Run: sc.Run, Claims: claims(roots, sc, pre, s)}
+	if c.foreign == nil {
+		c.foreign = map[[2]string]bool{}
+	}
+	rec := snapshots.TieRecord{Run: sc.Run, Claims: claims(roots, sc, c.Pre, s, c.foreign)}
 	if len(rec.Claims) == 0 {
 		return s, nil
 	}
@@ -49,13 +73,16 @@ func Claim(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot) (sn
 	return s, nil
 }
 
-// claims decides what of s the run made (see Claim).
-func claims(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot) []snapshots.Claim {
+// claims decides what of s the run made (see Claim); foreign gains what s
+// shows someone else holding, and what it holds is never claimed.
+func claims(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot, foreign map[[2]string]bool) []snapshots.Claim {
 	seen := map[[2]string]bool{}
 	for _, o := range objects(pre, roots) {
 		seen[[2]string{o.Key, o.ID}] = true
 	}
-	appeared := func(key, id string) bool { return id != "" && !seen[[2]string{key, id}] }
+	appeared := func(key, id string) bool {
+		return id != "" && !seen[[2]string{key, id}] && !foreign[[2]string{key, id}]
+	}
 	ofRun := map[int]bool{}
 	for _, o := range criteria.OfRun(s, sc, snapshots.Decoys{}) {
 		ofRun[o.Process.PID] = true
@@ -81,6 +108,7 @@ func claims(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot) []
 			continue
 		}
 		if slices.ContainsFunc(host.NSMembers("net", pinned(m.Pins)), func(pid int) bool { return !ofRun[pid] }) {
+			foreign[[2]string{"mount " + mp, snapshots.MountID(m)}] = true
 			continue // someone else's namespace, made while the run ran
 		}
 		add("mount "+mp, snapshots.MountID(m), "made during the run; no process but the run's in it")
@@ -112,12 +140,20 @@ func claims(roots snapshots.Roots, sc model.Scope, pre, s snapshots.Snapshot) []
 		return slices.ContainsFunc(holders[p], func(pid int) bool { return !ofRun[pid] })
 	}
 	for _, so := range s.Sockets {
-		if matchAny(roots.Sockets, so.Path) && appeared("socket "+so.Path, so.Inode) && !foreignHeld(so.Path) {
+		if !matchAny(roots.Sockets, so.Path) {
+			continue
+		}
+		if foreignHeld(so.Path) {
+			foreign[[2]string{"socket " + so.Path, so.Inode}] = true
+		} else if appeared("socket "+so.Path, so.Inode) {
 			add("socket "+so.Path, so.Inode, "made during the run; no process but the run's holds it")
 		}
 	}
 	for _, f := range s.State {
 		key := "state " + strings.TrimSuffix(f.Path, "/")
+		if f.Kind == "socket" && f.Inode != "" && foreignHeld(f.Path) {
+			foreign[[2]string{key, f.Inode}] = true
+		}
 		switch {
 		case model.Within(f.Path, roots.StateRoot) || f.Inode == "" || (f.Kind == "socket" && foreignHeld(f.Path)):
 		case model.MadeFrom(f.Path, sc.StateDir):

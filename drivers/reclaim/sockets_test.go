@@ -43,15 +43,27 @@ func TestStaleSockets(t *testing.T) {
 	}
 	live := listen("live")
 	defer live.Close()
+	neighbour := listen("neighbour")
 	listen("stale").Close()
 	stale, alive, users := filepath.Join(dir, "stale"), filepath.Join(dir, "live"), filepath.Join(dir, "users")
 	after, err := host.Capture(context.Background(), "after_death", roots, snapshots.Decoys{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The listener is this test, no process of the run: its socket is
-	// not claimed; the stale one is.
-	if _, err := Claim(roots, model.NewScope(root, "rsock1"), pre, after); err != nil {
+	// The listeners are this test, no process of the run: their sockets
+	// are not claimed; the stale one is. A neighbour's server that exits
+	// later in the window leaves its socket stale: a later capture of the
+	// same window must not claim it either, though nobody holds it then.
+	c := &Claimer{Roots: roots, Scope: model.NewScope(root, "rsock1"), Pre: pre}
+	if _, err := c.Claim(after); err != nil {
+		t.Fatal(err)
+	}
+	neighbour.Close()
+	after2, err := host.Capture(context.Background(), "after_sweep", roots, snapshots.Decoys{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Claim(after2); err != nil {
 		t.Fatal(err)
 	}
 	want := "socket " + stale + ": no process listens on it (a killed server's), claimed by run rsock1 (made during the run; no process but the run's holds it)"
@@ -67,7 +79,7 @@ func TestStaleSockets(t *testing.T) {
 	if len(r.Errors) > 0 || !slices.Equal(r.FilesRemoved, []string{stale}) {
 		t.Fatalf("last resort removed %q (errors %q), want only %s", r.FilesRemoved, r.Errors, stale)
 	}
-	for _, p := range []string{alive, users} {
+	for _, p := range []string{alive, users, filepath.Join(dir, "neighbour")} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Fatalf("a socket not the run's was removed: %v", err)
 		}

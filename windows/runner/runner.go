@@ -138,6 +138,7 @@ type attempt struct {
 	run     string
 	planted *Planted
 	d       drivers.Driver
+	claimer *reclaim.Claimer // the window's claims across its captures
 }
 
 // execute runs the steps in order. A step that leaves nothing for the next
@@ -185,7 +186,7 @@ func (x *attempt) harness(what string, err error) {
 
 // capture takes one snapshot. After the preflight, what appeared under the
 // host-global names since it and is the run's by evidence is claimed in the
-// run's tie record first (reclaim.Claim), so the snapshot is judged with
+// run's tie record first (reclaim.Claimer), so the snapshot is judged with
 // the claims made from it, and the last resort and hostcheck find them.
 func (x *attempt) capture(label string, into *snapshots.Snapshot) {
 	x.harness("snapshot "+label, x.step("snapshot_"+label, func() (err error) {
@@ -193,7 +194,10 @@ func (x *attempt) capture(label string, into *snapshots.Snapshot) {
 		if err != nil || label == criteria.LabelPreflight {
 			return err
 		}
-		*into, err = reclaim.Claim(x.in.Roots, x.in.Scope, x.in.Preflight, *into)
+		if x.claimer == nil {
+			x.claimer = &reclaim.Claimer{Roots: x.in.Roots, Scope: x.in.Scope, Pre: x.in.Preflight}
+		}
+		*into, err = x.claimer.Claim(*into)
 		return err
 	}))
 }
