@@ -166,7 +166,7 @@ type TryStep struct {
 // Failed says whether the step failed unexcused or an operation phase
 // went unseen.
 func (s TryStep) Failed() bool {
-	if s.Err != "" && s.Excused == "" {
+	if s.Erred() {
 		return true
 	}
 	for _, p := range s.Phases {
@@ -176,6 +176,9 @@ func (s TryStep) Failed() bool {
 	}
 	return false
 }
+
+// Erred says whether the step failed unexcused, its phases aside.
+func (s TryStep) Erred() bool { return s.Err != "" && s.Excused == "" }
 
 // NeverSeen are the operation's phases whose evidence never showed while
 // the step ran: a description fault (the phase's field is wrong). When the

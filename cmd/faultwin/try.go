@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -177,19 +176,59 @@ type trial struct {
 	only             string // the one operation to try; "": every one
 	w                io.Writer
 	scopes           []model.Scope
-	failed           []string
-	// runs are every run's steps, in order; a run whose phases went
-	// unseen is made once more, and missed are the phases the second run
-	// saw (a short-lived process passed between two looks the first time).
-	runs   [][]drivers.TryStep
-	missed []string
+	errs             []string // runs that could not be made
+	// runs are every run made, in order; a run whose phases went unseen
+	// is made once more, and when the second run saw them the first was
+	// missed once (a short-lived process passed between two looks).
+	runs []*tryRun
 	// preLeft is what made the host unclean before the try (nothing ran);
-	// leftover what the runs left after their sweeps (a judge that could not
-	// read the host is its one entry, and readErr says so); clean whether
-	// the host was clean after the last resort.
-	preLeft, leftover []string
-	readErr           error
-	clean             bool
+	// readErr why the host could not be read after the runs; clean whether
+	// it was clean after the last resort.
+	preLeft []string
+	readErr error
+	clean   bool
+}
+
+// tryRun is one run of a try: its steps, and whether the run made again
+// saw the phases this one missed.
+type tryRun struct {
+	steps  []drivers.TryStep
+	missed bool
+}
+
+// failed names the steps that failed, but for the phases a run missed
+// once; unseen the phases no run of their operation saw.
+func (t *trial) failed() []string {
+	var out []string
+	for _, r := range t.runs {
+		for _, s := range r.steps {
+			if s.Failed() && !r.missed {
+				out = append(out, s.Run+" "+s.What)
+			}
+		}
+	}
+	return append(slices.Clone(t.errs), out...)
+}
+
+func (t *trial) unseen() []string {
+	var out []string
+	for _, r := range t.runs {
+		if !r.missed {
+			out = append(out, neverSeen(r.steps)...)
+		}
+	}
+	return out
+}
+
+// missedOnce names the phases a first run missed and a second saw.
+func (t *trial) missedOnce() []string {
+	var out []string
+	for _, r := range t.runs {
+		if r.missed {
+			out = append(out, neverSeen(r.steps)...)
+		}
+	}
+	return out
 }
 
 func (t *trial) run(ctx context.Context) error {
@@ -218,16 +257,14 @@ func (t *trial) run(ctx context.Context) error {
 			continue
 		}
 		first := t.one(ctx, r)
-		if unseen := neverSeen(first); len(unseen) > 0 && ctx.Err() == nil {
+		if unseen := neverSeen(first.steps); len(unseen) > 0 && ctx.Err() == nil {
 			// A role's process that lives a few milliseconds can pass
 			// between two looks at the process table, more so on a busy
 			// host: a description's fault shows on every run, a miss not.
 			fmt.Fprintf(t.w, "\n%s never seen: the same once more on a fresh run, since a process that lives a few ms can be missed\n", strings.Join(unseen, ", "))
-			again := t.one(ctx, r)
-			if missedOnce(first, again) {
+			if missedOnce(first.steps, t.one(ctx, r).steps) {
 				fmt.Fprintf(t.w, "seen on the second run: %s missed once, not the description's fault (a window killing there may now and then be INVALID, its fault never fired)\n", strings.Join(unseen, ", "))
-				t.missed = append(t.missed, unseen...)
-				t.failed = slices.DeleteFunc(t.failed, func(f string) bool { return strings.HasPrefix(f, first[0].Run+" ") })
+				first.missed = true
 			}
 		}
 	}
@@ -240,11 +277,11 @@ func (t *trial) run(ctx context.Context) error {
 	spec, _ := catalog.Spec(t.name)
 	left := t.left(ctx, runner.WithNames(snapshots.DefaultRoots(t.root), spec.Names), pre.Snapshot)
 	clean := t.sweep(ctx, roots)
-	t.leftover, t.clean = left, clean
+	t.clean = clean
 	t.remove()
 	var errs []string
-	if len(t.failed) > 0 {
-		errs = append(errs, fmt.Sprintf("%d steps failed (%s)", len(t.failed), strings.Join(t.failed, "; ")))
+	if failed := t.failed(); len(failed) > 0 {
+		errs = append(errs, fmt.Sprintf("%d steps failed (%s)", len(failed), strings.Join(failed, "; ")))
 	}
 	if len(left) > 0 {
 		errs = append(errs, fmt.Sprintf("%d leftovers after the sweeps", len(left)))
@@ -255,8 +292,8 @@ func (t *trial) run(ctx context.Context) error {
 	if len(errs) > 0 {
 		return statusExit{exitFail, "try " + t.name + ": " + strings.Join(errs, "; ")}
 	}
-	if len(t.missed) > 0 {
-		fmt.Fprintf(t.w, "try %s: every step ran, every phase was seen (%s on a second run), nothing was left\n", t.name, strings.Join(t.missed, ", "))
+	if missed := t.missedOnce(); len(missed) > 0 {
+		fmt.Fprintf(t.w, "try %s: every step ran, every phase was seen (%s on a second run), nothing was left\n", t.name, strings.Join(missed, ", "))
 		return nil
 	}
 	fmt.Fprintf(t.w, "try %s: every step ran, every phase was seen, nothing was left\n", t.name)
@@ -267,8 +304,7 @@ func (t *trial) run(ctx context.Context) error {
 // only by them, and the same made again failed in nothing: its phases were
 // missed, not wrongly described.
 func missedOnce(first, again []drivers.TryStep) bool {
-	erred := func(s drivers.TryStep) bool { return s.Err != "" && s.Excused == "" }
-	return len(first) > 0 && len(again) > 0 && len(neverSeen(first)) > 0 && !slices.ContainsFunc(first, erred) &&
+	return len(again) > 0 && len(neverSeen(first)) > 0 && !slices.ContainsFunc(first, drivers.TryStep.Erred) &&
 		!slices.ContainsFunc(again, drivers.TryStep.Failed)
 }
 
@@ -284,8 +320,8 @@ func neverSeen(steps []drivers.TryStep) []string {
 	return out
 }
 
-// one makes one run of the try and returns its steps.
-func (t *trial) one(ctx context.Context, r drivers.TryRun) []drivers.TryStep {
+// one makes one run of the try and returns it, as t.runs holds it.
+func (t *trial) one(ctx context.Context, r drivers.TryRun) *tryRun {
 	run := runner.NewRunID()
 	what := "operation " + r.Operation
 	if r.Retry {
@@ -294,22 +330,18 @@ func (t *trial) one(ctx context.Context, r drivers.TryRun) []drivers.TryStep {
 	fmt.Fprintf(t.w, "\nrun %s: %s (needs %s)\n", run, what, r.Needs)
 	d, err := catalog.New(t.name, catalog.Options{StateRoot: t.root, LogDir: filepath.Join(t.logs, run)})
 	if err != nil {
-		t.failed = append(t.failed, err.Error())
-		return nil
+		t.errs = append(t.errs, err.Error())
+		return &tryRun{}
 	}
 	defer d.Close()
 	t.scopes = append(t.scopes, model.NewScope(t.root, run))
-	var steps []drivers.TryStep
+	tr := &tryRun{}
 	d.(drivers.Tryer).Try(ctx, r, run, func(s drivers.TryStep) {
-		s.Run = cmp.Or(s.Run, run)
-		steps = append(steps, s)
+		tr.steps = append(tr.steps, s)
 		renderStep(t.w, s)
-		if s.Failed() {
-			t.failed = append(t.failed, run+" "+s.What)
-		}
 	})
-	t.runs = append(t.runs, steps)
-	return steps
+	t.runs = append(t.runs, tr)
+	return tr
 }
 
 // left is what the runs left after their sweeps, by the judge every
