@@ -75,12 +75,11 @@ func (d *Driver) startDaemon(ctx context.Context, what string) error {
 	argv := d.expand(dm.Run, 1)
 	cmd := d.command(argv)
 	if dm.Reap {
-		rc, err := reexec.Command(reaperHelper, append([]string{cmd.Path}, cmd.Args[1:]...)...)
+		rc, err := reexec.Command(reaperHelper, cmd.Env, append([]string{cmd.Path}, cmd.Args[1:]...)...)
 		if err != nil {
 			return fmt.Errorf("%s: the daemon's reaper is this binary: %w", what, err)
 		}
-		cmd.Path, cmd.Args = rc.Path, rc.Args
-		cmd.Env = append(cmd.Env, reexec.Env+"="+reaperHelper)
+		cmd.Path, cmd.Args, cmd.Env = rc.Path, rc.Args, rc.Env
 	}
 	out := &limitedBuffer{max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { hosttest.Main(m) }
 // reexec.Init), with the daemon's argv after it.
 func reaper(t *testing.T, argv ...string) *exec.Cmd {
 	t.Helper()
-	cmd, err := reexec.Command(reaperHelper, argv...)
+	cmd, err := reexec.Command(reaperHelper, os.Environ(), argv...)
 	if err != nil {
 		t.Fatal(err)
 	}

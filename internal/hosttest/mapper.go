@@ -38,12 +38,11 @@ func Main(m *testing.M) {
 // it is ready only the mapping ties it to the file. Its environment holds
 // nothing but the helper's name, so nothing in it ties it to a run.
 func Mapper(path string) *exec.Cmd {
-	cmd, err := reexec.Command(mapperHelper, path)
+	cmd, err := reexec.Command(mapperHelper, nil, path)
 	if err != nil {
 		// the test binary's TestMain is not Main: a programming error
 		panic(err)
 	}
-	cmd.Env = []string{reexec.Env + "=" + mapperHelper}
 	return cmd
 }
 

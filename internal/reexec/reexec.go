@@ -11,6 +11,7 @@ package reexec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -63,12 +64,7 @@ func Init() {
 func Names() []string {
 	mu.Lock()
 	defer mu.Unlock()
-	var out []string
-	for n := range helpers {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(helpers))
 }
 
 // ErrNoInit is Command's refusal in a binary whose main (or TestMain)
@@ -76,9 +72,8 @@ func Names() []string {
 var ErrNoInit = errors.New("this binary never called reexec.Init, so a helper started from it would run its own work (or its tests) again: call reexec.Init first in its main, or hosttest.Main from its TestMain")
 
 // Command is this binary run again as helper name with args, its
-// environment this process's with the helper named (Cmd.Env may be set
-// anew; keep Env=name in it).
-func Command(name string, args ...string) (*exec.Cmd, error) {
+// environment env (nil: none) with the helper named in it.
+func Command(name string, env []string, args ...string) (*exec.Cmd, error) {
 	if !inited.Load() {
 		return nil, fmt.Errorf("helper %s: %w", name, ErrNoInit)
 	}
@@ -93,7 +88,7 @@ func Command(name string, args ...string) (*exec.Cmd, error) {
 		return nil, fmt.Errorf("helper %s: finding this binary: %w", name, err)
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(Without(os.Environ()), Env+"="+name)
+	cmd.Env = append(Without(env), Env+"="+name)
 	return cmd, nil
 }
 

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // The helper runs with its arguments, its exit code is the process's, and
 // what it starts does not inherit the helper's name.
 func TestHelperRunsWithItsArgsAndCode(t *testing.T) {
-	cmd, err := Command("test-echo", "a", "b c")
+	cmd, err := Command("test-echo", os.Environ(), "a", "b c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestHelperRunsWithItsArgsAndCode(t *testing.T) {
 func TestCommandRefusesWithoutInit(t *testing.T) {
 	inited.Store(false)
 	defer inited.Store(true)
-	if _, err := Command("test-echo"); !errors.Is(err, ErrNoInit) {
+	if _, err := Command("test-echo", nil); !errors.Is(err, ErrNoInit) {
 		t.Fatalf("Command without Init: %v, want ErrNoInit", err)
 	}
 }
@@ -52,10 +52,10 @@ func TestCommandRefusesWithoutInit(t *testing.T) {
 // A helper name this binary does not have is refused by Command, and by
 // Init in a process started with it, naming the ones it has.
 func TestUnknownHelper(t *testing.T) {
-	if _, err := Command("no-such-helper"); err == nil {
+	if _, err := Command("no-such-helper", nil); err == nil {
 		t.Fatal("Command of an unregistered helper: no error")
 	}
-	cmd, err := Command("test-echo")
+	cmd, err := Command("test-echo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

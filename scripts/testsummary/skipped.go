@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,12 +39,7 @@ func skippedTests(r io.Reader, pkgs []string) ([]string, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("no test of %s in the run", strings.Join(pkgs, ", "))
 	}
-	out := make([]string, 0, len(seen))
-	for t := range seen {
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	return out, nil
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // runPattern is go test's -run for exactly names.
