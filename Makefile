@@ -81,7 +81,7 @@ unit:
 ## A package's tests may take 30 min: cmd/faultwin's try every shipped description and run the tutorial's commands.
 ## Right after make unit in one make test or nightly (AFTER_UNIT=1), only the tests the unit tier skipped run
 ## (the host tests: hosttest.Need skips them there); the others ran already, as root in CI
-HOST_IMPORTS = $$(for p in $(HOST_PKGS); do echo "faultwin/$${p#./}"; done)
+HOST_IMPORTS = $$(printf 'faultwin/%s\n' $(HOST_PKGS) | sed 's|/\./|/|')
 integration: build
 	@mkdir -p $(OUT)
 	run=""; if [[ -n "$${AFTER_UNIT:-}" ]]; then run=$$($(GO) run ./scripts/testsummary --skipped $(OUT)/unit.json $(HOST_IMPORTS)); fi; \
